@@ -1,0 +1,207 @@
+"""The ``tablebase`` command.
+
+    tablebase generate [MATERIAL...] [--config FILE] [--out DIR] [--workers N] [--local]
+    tablebase verify [MATERIAL...] [--tables DIR]
+    tablebase info [MATERIAL...] [--tables DIR] [--sizes]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .config import ConfigError, JobConfig
+
+DEFAULT_CONFIG = Path("configs/default.toml")
+
+
+class ProgressDisplay:
+    """One live line per table on a terminal (table, ply, positions resolved, rate), a
+    summary line per finished table everywhere."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.live = stream.isatty()
+        self.t0 = time.perf_counter()
+
+    def ply(self, key: str, ply: int, decided: int, total: int, legal: int, seconds: float) -> None:
+        if self.live:
+            rate = total / seconds if seconds > 0 else 0.0
+            self.stream.write(f"\r{key:10} ply {ply:4d}  +{decided:<10d} resolved {total:>12,d} of {legal:,d}"
+                              f"  {rate / 1e6:6.2f} M/s ")
+            self.stream.flush()
+
+    def table(self, stats) -> None:
+        if self.live:
+            self.stream.write("\r" + " " * 100 + "\r")
+        c = stats.counts
+        if stats.skipped:
+            what = "complete, skipped"
+        else:
+            what = f"{stats.seconds:7.1f} s ({stats.pass_seconds:.1f} s passes), {stats.plies} plies"
+        counts = "  ".join(f"{side}: +{c[side]['wins']:,} ={c[side]['draws']:,} -{c[side]['losses']:,}"
+                           for side in ("w", "b"))
+        self.stream.write(f"{stats.material:10} {what:42} longest DTM {stats.longest_dtm:4d}  "
+                          f"{stats.bytes / 1e6:7.2f} MB  {counts}\n")
+        self.stream.flush()
+
+
+def _config_from_args(args) -> JobConfig:
+    if args.config is not None:
+        cfg = JobConfig.load(args.config)
+    elif not args.materials and DEFAULT_CONFIG.exists():
+        cfg = JobConfig.load(DEFAULT_CONFIG)
+    else:
+        cfg = JobConfig()
+    if args.materials:
+        cfg.materials = JobConfig.from_dict({"materials": args.materials}, "command line").materials
+        cfg.pieces = []
+    if args.out is not None:
+        cfg.out = args.out
+    if args.workers is not None:
+        cfg.workers = JobConfig.from_dict({"workers": args.workers}, "--workers").workers
+    if args.local:
+        cfg.executor = "local"
+    if args.address is not None:
+        cfg.address = args.address
+    if not cfg.tables():
+        raise ConfigError("nothing to generate: name materials or give a config with 'materials' or 'pieces'")
+    return cfg
+
+
+def cmd_generate(args) -> int:
+    cfg = _config_from_args(args)
+    display = ProgressDisplay()
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    if cfg.executor == "local":
+        from .generate.pipeline import generate
+        results = generate(cfg.tables(), cfg.out, progress=display.ply, on_table=display.table, config=cfg.as_dict())
+    else:
+        import ray
+
+        from .distributed import generate_on_ray
+        if cfg.address:
+            ray.init(address=cfg.address, log_to_driver=True)
+        else:
+            ray.init(num_cpus=cfg.cpus(), include_dashboard=False, log_to_driver=True)
+        try:
+            workers = cfg.workers or int(ray.cluster_resources().get("CPU", 1))
+            results = generate_on_ray(cfg.tables(), cfg.out, workers=workers, progress=display.ply,
+                                      on_table=display.table, config=cfg.as_dict())
+        finally:
+            ray.shutdown()
+    made = [r for r in results if not r.skipped]
+    total_bytes = sum(r.bytes for r in results)
+    print(f"{len(results)} tables in {cfg.out} ({len(made)} generated, {len(results) - len(made)} already complete), "
+          f"{total_bytes / 1e6:.1f} MB on disk, {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return 0
+
+
+def _tables_in(folder: Path, materials: list[str]) -> list[str]:
+    from .endgame.material import normalize_key
+    if materials:
+        return [normalize_key(m) for m in materials]
+    return sorted((p.name for p in folder.iterdir() if (p / "manifest.json").exists()),
+                  key=lambda k: (len(k), k)) if folder.exists() else []
+
+
+def cmd_verify(args) -> int:
+    from .generate.verify import verify_table
+    keys = _tables_in(args.tables, args.materials)
+    if not keys:
+        print(f"no tables found in {args.tables}", file=sys.stderr)
+        return 1
+    failed = 0
+    for key in keys:
+        r = verify_table(args.tables, key)
+        if r.ok:
+            print(f"{key:10} OK      {r.positions:>12,d} positions re-checked in {r.seconds:.1f} s")
+        else:
+            failed += 1
+            detail = r.error or f"{r.mismatches} positions disagree with their successors, e.g. {r.examples}"
+            print(f"{key:10} FAILED  {detail}")
+    return 1 if failed else 0
+
+
+def cmd_info(args) -> int:
+    from .endgame.index import IndexScheme
+    from .store.shards import read_manifest
+    if args.sizes:
+        from .endgame.material import all_materials
+        print(f"{'material':10} {'king pairs':>10} {'per pair':>10} {'index size':>14} {'slices':>6}")
+        for n in range(2, 6):
+            for key in all_materials(n):
+                s = IndexScheme.of(key)
+                print(f"{key:10} {s.num_king_pairs:10d} {s.positions_per_king_pair:10d} {s.size:14,d} {s.num_slices:6d}")
+        return 0
+    keys = _tables_in(args.tables, args.materials)
+    rows = []
+    for key in keys:
+        m = read_manifest(args.tables / key)
+        if m is None:
+            rows.append({"material": key, "complete": False})
+            continue
+        rows.append({"material": key, "complete": True, "index_size": m.index_size, "counts": m.counts(),
+                     "longest_dtm": m.longest_dtm, "bytes": m.total_bytes, "shards": len(m.shards)})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    total = 0
+    for r in rows:
+        if not r["complete"]:
+            print(f"{r['material']:10} incomplete (no manifest)")
+            continue
+        total += r["bytes"]
+        c = r["counts"]
+        legal = sum(sum(v.values()) for v in c.values())
+        print(f"{r['material']:10} {legal:>12,d} positions  longest DTM {r['longest_dtm']:4d}  "
+              f"{r['bytes']:>12,d} bytes  {8 * r['bytes'] / max(1, 2 * r['index_size']):.2f} bits/index")
+    print(f"total {total:,d} bytes in {len(rows)} tables")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tablebase", description="Chess endgame tablebases: exact WDL and DTM.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("generate", help="generate tables (and the sub-tables they need)")
+    g.add_argument("materials", nargs="*", help="material keys like KQvKR (default: the config's tables)")
+    g.add_argument("--config", type=Path, help=f"TOML job config (default: {DEFAULT_CONFIG} when no material is named)")
+    g.add_argument("--out", type=Path, help="output folder (default: the config's, else data/tables)")
+    g.add_argument("--workers", type=int, help="CPUs to use (default: the config's, 0 = all)")
+    g.add_argument("--local", action="store_true", help="run in this process, without Ray")
+    g.add_argument("--address", help="Ray cluster address (default: start Ray locally)")
+    g.set_defaults(func=cmd_generate)
+
+    v = sub.add_parser("verify", help="check checksums and re-check every position from its successors")
+    v.add_argument("materials", nargs="*")
+    v.add_argument("--tables", type=Path, default=Path("data/tables"))
+    v.set_defaults(func=cmd_verify)
+
+    i = sub.add_parser("info", help="what the tables folder holds; --sizes: index size of every 2-5 piece table")
+    i.add_argument("materials", nargs="*")
+    i.add_argument("--tables", type=Path, default=Path("data/tables"))
+    i.add_argument("--sizes", action="store_true")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=cmd_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ConfigError, ValueError, FileNotFoundError) as e:
+        print(f"tablebase: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tablebase: interrupted; complete tables are kept, re-run to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

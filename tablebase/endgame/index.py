@@ -1,0 +1,289 @@
+"""The index: ``index <-> placement`` for a material and a side to move.
+
+This module owns that contract. An index is ``kk * R + rest``: ``kk`` numbers the legal,
+canonical king pairs (462 pawnless with the white king in the a1-d1-d4 triangle; 1806 with
+pawns, white king on files a-d), and ``rest`` is a mixed-radix number over the groups of
+identical pieces, each group placed as a combination (colex rank) of 64 squares, or of the
+48 squares of ranks 2-7 for pawns. The last group varies fastest.
+
+A *slice* is a contiguous range of king pairs, so a slice's indices are contiguous too.
+
+Some indices are not positions: two pieces on one square, or (pawnless, both kings on the
+long diagonal) the mirror image across that diagonal of a smaller index. :func:`decode`
+reports them as invalid, and they are stored like illegal positions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .board import ABOVE_DIAGONAL, DIAGONAL_FLIP, ON_DIAGONAL, SYMMETRY, TRIANGLE_SYMMETRY, in_triangle
+from .material import PAWN, Material
+
+# Layout of a scheme descriptor: one int64 array the kernels read.
+D_N, D_PAWNFUL, D_NGROUPS, D_R, D_NKK, D_SIZE = 0, 1, 2, 3, 4, 5
+D_TYPE, D_COLOUR, D_GROUP = 8, 16, 24  # 8 slots each; groups: 4 ints (start, count, is_pawn, mult)
+DESC_LEN = 64
+
+BINOM = np.zeros((65, 9), dtype=np.int64)
+for _n in range(65):
+    BINOM[_n, 0] = 1
+    for _k in range(1, 9):
+        BINOM[_n, _k] = 0 if _n == 0 else BINOM[_n - 1, _k - 1] + BINOM[_n - 1, _k]
+
+
+def _king_pairs(pawnful: bool) -> np.ndarray:
+    pairs = []
+    for wk in range(64):
+        if pawnful:
+            if (wk & 7) > 3:
+                continue
+        elif not in_triangle(wk):
+            continue
+        for bk in range(64):
+            if max(abs((wk & 7) - (bk & 7)), abs((wk >> 3) - (bk >> 3))) <= 1:
+                continue
+            if not pawnful and ON_DIAGONAL[wk] and ABOVE_DIAGONAL[bk]:
+                continue
+            pairs.append((wk, bk))
+    return np.array(pairs, dtype=np.int64)
+
+
+KK_SQUARES = (_king_pairs(False), _king_pairs(True))  # [pawnful] -> (n_kk, 2)
+KK_INDEX = np.full((2, 64 * 64), -1, dtype=np.int64)
+for _p in range(2):
+    for _i, (_wk, _bk) in enumerate(KK_SQUARES[_p]):
+        KK_INDEX[_p, _wk * 64 + _bk] = _i
+KK_SQUARES_ALL = np.zeros((2, 1806, 2), dtype=np.int64)
+KK_SQUARES_ALL[0, :462] = KK_SQUARES[0]
+KK_SQUARES_ALL[1] = KK_SQUARES[1]
+assert len(KK_SQUARES[0]) == 462 and len(KK_SQUARES[1]) == 1806
+
+
+def make_descriptor(material: Material) -> np.ndarray:
+    """The int64 descriptor of a material's index scheme, as the kernels read it."""
+    slots = material.pieces()
+    n = len(slots)
+    desc = np.zeros(DESC_LEN, dtype=np.int64)
+    desc[D_N] = n
+    desc[D_PAWNFUL] = int(material.has_pawns)
+    for i, (colour, ptype) in enumerate(slots):
+        desc[D_TYPE + i] = ptype
+        desc[D_COLOUR + i] = colour
+    groups = []
+    i = 2
+    while i < n:
+        j = i
+        while j < n and slots[j] == slots[i]:
+            j += 1
+        groups.append((i, j - i, int(slots[i][1] == PAWN)))
+        i = j
+    radix = [int(BINOM[48 if pawn else 64, count]) for _, count, pawn in groups]
+    mult = 1
+    for g in range(len(groups) - 1, -1, -1):
+        start, count, pawn = groups[g]
+        desc[D_GROUP + 4 * g: D_GROUP + 4 * g + 4] = (start, count, pawn, mult)
+        mult *= radix[g]
+    desc[D_NGROUPS] = len(groups)
+    desc[D_R] = mult
+    desc[D_NKK] = len(KK_SQUARES[int(material.has_pawns)])
+    desc[D_SIZE] = desc[D_NKK] * mult
+    return desc
+
+
+@njit(cache=True, inline="always")
+def _rank_rest(desc, sq):
+    """Mixed-radix rank of the non-king pieces; sq is already in canonical orientation."""
+    rest = 0
+    for g in range(desc[D_NGROUPS]):
+        base = D_GROUP + 4 * g
+        start, count, pawn, mult = desc[base], desc[base + 1], desc[base + 2], desc[base + 3]
+        off = 8 if pawn else 0
+        if count == 1:
+            rest += (sq[start] - off) * mult
+        elif count == 2:
+            a, b = sq[start] - off, sq[start + 1] - off
+            if a > b:
+                a, b = b, a
+            rest += (BINOM[a, 1] + BINOM[b, 2]) * mult
+        else:
+            # Colex rank of a small sorted set: count, for each square, how many of the
+            # group's squares are below it.
+            r = 0
+            for x in range(count):
+                s = sq[start + x] - off
+                k = 1
+                for y in range(count):
+                    if sq[start + y] - off < s:
+                        k += 1
+                r += BINOM[s, k]
+            rest += r * mult
+    return rest
+
+
+@njit(cache=True)
+def encode(desc, sq, tmp):
+    """Index of the placement ``sq`` (slot order, any orientation, identical pieces in any
+    order); -1 when the kings touch or a pawn stands on rank 1 or 8. ``tmp`` is scratch
+    space of at least ``desc[D_N]`` int64."""
+    n = desc[D_N]
+    if desc[D_PAWNFUL]:
+        flip = (sq[0] & 7) > 3
+        for i in range(n):
+            s = sq[i]
+            if i >= 2 and desc[D_TYPE + i] == PAWN and (s < 8 or s > 55):
+                return -1
+            tmp[i] = (s ^ 7) if flip else s
+        kk = KK_INDEX[1, tmp[0] * 64 + tmp[1]]
+        if kk < 0:
+            return -1
+        return kk * desc[D_R] + _rank_rest(desc, tmp)
+    t = TRIANGLE_SYMMETRY[sq[0]]
+    for i in range(n):
+        tmp[i] = SYMMETRY[t, sq[i]]
+    if ON_DIAGONAL[tmp[0]]:
+        if ABOVE_DIAGONAL[tmp[1]]:
+            for i in range(n):
+                tmp[i] = DIAGONAL_FLIP[tmp[i]]
+        elif ON_DIAGONAL[tmp[1]]:
+            kk = KK_INDEX[0, tmp[0] * 64 + tmp[1]]
+            if kk < 0:
+                return -1
+            a = _rank_rest(desc, tmp)
+            for i in range(2, n):
+                tmp[i] = DIAGONAL_FLIP[tmp[i]]
+            b = _rank_rest(desc, tmp)
+            return kk * desc[D_R] + min(a, b)
+    kk = KK_INDEX[0, tmp[0] * 64 + tmp[1]]
+    if kk < 0:
+        return -1
+    return kk * desc[D_R] + _rank_rest(desc, tmp)
+
+
+@njit(cache=True)
+def decode(desc, idx, sq):
+    """Fill ``sq`` with the placement of ``idx`` (canonical orientation, identical pieces
+    ascending)."""
+    r_size = desc[D_R]
+    kk = idx // r_size
+    rest = idx - kk * r_size
+    pawnful = desc[D_PAWNFUL]
+    sq[0] = KK_SQUARES_ALL[pawnful, kk, 0]
+    sq[1] = KK_SQUARES_ALL[pawnful, kk, 1]
+    for g in range(desc[D_NGROUPS]):
+        base = D_GROUP + 4 * g
+        start, count, pawn, mult = desc[base], desc[base + 1], desc[base + 2], desc[base + 3]
+        r = rest // mult
+        rest -= r * mult
+        off = 8 if pawn else 0
+        for k in range(count, 0, -1):
+            c = k - 1
+            while BINOM[c + 1, k] <= r:
+                c += 1
+            r -= BINOM[c, k]
+            sq[start + k - 1] = c + off
+
+
+@njit(cache=True)
+def is_valid(desc, idx, sq, tmp):
+    """Whether the decoded ``sq`` of ``idx`` is a placement this index stands for: no two
+    pieces on one square, and the canonical one of a diagonal-symmetric pair."""
+    n = desc[D_N]
+    seen = np.uint64(0)
+    for i in range(n):
+        bit = np.uint64(1) << np.uint64(sq[i])
+        if seen & bit:
+            return False
+        seen |= bit
+    if not desc[D_PAWNFUL] and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]:
+        return encode(desc, sq, tmp) == idx
+    return True
+
+
+@njit(cache=True)
+def encode_many(desc, squares):
+    n = squares.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    tmp = np.empty(16, dtype=np.int64)
+    for i in range(n):
+        out[i] = encode(desc, squares[i], tmp)
+    return out
+
+
+@njit(cache=True)
+def decode_many(desc, indices):
+    n = indices.shape[0]
+    out = np.empty((n, desc[D_N]), dtype=np.int64)
+    valid = np.empty(n, dtype=np.bool_)
+    tmp = np.empty(16, dtype=np.int64)
+    for i in range(n):
+        decode(desc, indices[i], out[i])
+        valid[i] = is_valid(desc, indices[i], out[i], tmp)
+    return out, valid
+
+
+#: Positions per slice the scheme aims for: large enough that a task's work dwarfs Ray's
+#: ~5 ms overhead, small enough that many slices keep every worker busy.
+SLICE_TARGET = 1 << 21
+
+
+@dataclass(frozen=True)
+class IndexScheme:
+    """The index of one material (the same for both sides to move).
+
+    >>> s = IndexScheme.of("KQvKR")
+    >>> s.size, s.num_king_pairs, s.positions_per_king_pair
+    (1892352, 462, 4096)
+    """
+
+    material: Material
+    desc: np.ndarray
+
+    @classmethod
+    def of(cls, material: Material | str) -> "IndexScheme":
+        if isinstance(material, str):
+            material = Material.parse(material)
+        return cls(material, make_descriptor(material))
+
+    @property
+    def size(self) -> int:
+        """Indices per side to move."""
+        return int(self.desc[D_SIZE])
+
+    @property
+    def num_king_pairs(self) -> int:
+        return int(self.desc[D_NKK])
+
+    @property
+    def positions_per_king_pair(self) -> int:
+        return int(self.desc[D_R])
+
+    @property
+    def king_pairs_per_slice(self) -> int:
+        return max(1, SLICE_TARGET // self.positions_per_king_pair)
+
+    @property
+    def num_slices(self) -> int:
+        return -(-self.num_king_pairs // self.king_pairs_per_slice)
+
+    def slice_range(self, s: int) -> tuple[int, int]:
+        """Index range ``[start, stop)`` of slice ``s``."""
+        if not 0 <= s < self.num_slices:
+            raise IndexError(f"{self.material}: slice {s} out of range 0..{self.num_slices - 1}")
+        k = self.king_pairs_per_slice
+        r = self.positions_per_king_pair
+        return s * k * r, min((s + 1) * k, self.num_king_pairs) * r
+
+    def slice_of(self, indices: np.ndarray) -> np.ndarray:
+        return np.asarray(indices) // (self.king_pairs_per_slice * self.positions_per_king_pair)
+
+    def encode(self, squares: np.ndarray) -> np.ndarray:
+        """Indices of placements (rows of slot squares); -1 where kings touch."""
+        return encode_many(self.desc, np.ascontiguousarray(squares, dtype=np.int64))
+
+    def decode(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Placements of indices (rows of slot squares) and whether each index is a valid placement."""
+        return decode_many(self.desc, np.ascontiguousarray(indices, dtype=np.int64))

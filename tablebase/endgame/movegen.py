@@ -1,0 +1,522 @@
+"""Compiled move and un-move generation over index slices.
+
+The kernels work on a placement (``sq``: one square per slot, in the order of
+:meth:`Material.pieces`) with ``board`` (slot on each square, -1 if empty) and ``occ``
+(occupancy bits). Positions carry no castling rights and no en-passant square.
+
+A forward move lands either in the same table (the other side's index) or, after a
+capture or a promotion, in a sub-table: an *exit*, named by its sub-table id in the
+material's :class:`ExitMap`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .board import (BETWEEN, KING_MASK, KING_TARGETS, KNIGHT_MASK, KNIGHT_TARGETS, LINE_KIND, PAWN_ATTACK_MASK,
+                    RAYS)
+from .index import D_COLOUR, D_N, D_TYPE, DESC_LEN, decode, encode, is_valid, make_descriptor
+from .material import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Material, material_of_counts, PIECE_ORDER
+
+SQ_BIT = np.array([1 << s for s in range(64)], dtype=np.uint64)
+MAX_MOVES = 256
+
+
+@dataclass(frozen=True)
+class ExitMap:
+    """Where each capture or promotion of a material leads.
+
+    ``exit_id[cap + 1, promo_slot + 1, promo_piece]`` is the sub-table id (index into
+    ``subtables``) when the piece in slot ``cap`` is captured (-1: none) and the pawn in
+    ``promo_slot`` promotes to ``promo_piece`` (0: no promotion, else Q=1 R=2 B=3 N=4);
+    ``exit_flip`` says the sub-table holds it colour-flipped, and ``exit_perm[..., j]`` is
+    the sub-table slot that slot ``j`` moves to.
+    """
+
+    material: Material
+    subtables: list[Material]
+    subdesc: np.ndarray
+    exit_id: np.ndarray
+    exit_flip: np.ndarray
+    exit_perm: np.ndarray
+
+    @classmethod
+    def of(cls, material: Material) -> "ExitMap":
+        slots = material.pieces()
+        n = len(slots)
+        subs = material.direct_subtables()
+        sub_ids = {m.key: i for i, m in enumerate(subs)}
+        exit_id = np.full((n + 1, n + 1, 5), -1, dtype=np.int64)
+        exit_flip = np.zeros((n + 1, n + 1, 5), dtype=np.int64)
+        exit_perm = np.full((n + 1, n + 1, 5, n), -1, dtype=np.int64)
+        for cap in range(-1, n):
+            if cap in (0, 1):
+                continue
+            for pslot in range(-1, n):
+                if pslot >= 0 and (pslot == cap or slots[pslot][1] != PAWN):
+                    continue
+                for promo in ((0,) if pslot < 0 else (QUEEN, ROOK, BISHOP, KNIGHT)):
+                    if cap < 0 and pslot < 0:
+                        continue
+                    if cap >= 0 and pslot >= 0 and (slots[cap][0] == slots[pslot][0] or slots[cap][1] == PAWN):
+                        continue  # a pawn never captures its own side, nor a pawn when it promotes
+                    remaining = [(j, slots[j][0], promo if j == pslot else slots[j][1]) for j in range(n) if j != cap]
+                    sides = ["", ""]
+                    for _, colour, ptype in remaining:
+                        sides[colour] += PIECE_ORDER[ptype]
+                    key = material_of_counts(sides[0], sides[1])
+                    sub = Material.parse(key)
+                    flip = (sub.white, sub.black) != ("".join(sorted(sides[0], key=PIECE_ORDER.index)),
+                                                     "".join(sorted(sides[1], key=PIECE_ORDER.index)))
+                    sub_slots = sub.pieces()
+                    used = [False] * len(sub_slots)
+                    for j, colour, ptype in remaining:
+                        want = (colour ^ int(flip), ptype)
+                        k = next(k for k, s in enumerate(sub_slots) if s == want and not used[k])
+                        used[k] = True
+                        exit_perm[cap + 1, pslot + 1, promo, j] = k
+                    exit_id[cap + 1, pslot + 1, promo] = sub_ids[key]
+                    exit_flip[cap + 1, pslot + 1, promo] = int(flip)
+        subdesc = np.zeros((max(1, len(subs)), DESC_LEN), dtype=np.int64)
+        for i, m in enumerate(subs):
+            subdesc[i] = make_descriptor(m)
+        return cls(material, subs, subdesc, exit_id, exit_flip, exit_perm)
+
+
+@njit(cache=True, inline="always")
+def _aligned_attack(ptype, s, target, occ):
+    kind = LINE_KIND[s, target]
+    if kind == 0:
+        return False
+    if kind == 1 and ptype != QUEEN and ptype != ROOK:
+        return False
+    if kind == 2 and ptype != QUEEN and ptype != BISHOP:
+        return False
+    return (BETWEEN[s, target] & occ) == 0
+
+
+@njit(cache=True)
+def attacked(desc, sq, occ, target, by_colour, skip):
+    """Whether a piece of ``by_colour`` (other than slot ``skip``) attacks ``target``."""
+    for i in range(desc[D_N]):
+        if i == skip or desc[D_COLOUR + i] != by_colour:
+            continue
+        t = desc[D_TYPE + i]
+        s = sq[i]
+        bit = SQ_BIT[target]
+        if t == KING:
+            if KING_MASK[s] & bit:
+                return True
+        elif t == KNIGHT:
+            if KNIGHT_MASK[s] & bit:
+                return True
+        elif t == PAWN:
+            if PAWN_ATTACK_MASK[by_colour, s] & bit:
+                return True
+        elif _aligned_attack(t, s, target, occ):
+            return True
+    return False
+
+
+@njit(cache=True)
+def setup_board(desc, sq, board):
+    """Fill ``board`` from ``sq``; return the occupancy bits."""
+    for s in range(64):
+        board[s] = -1
+    occ = np.uint64(0)
+    for i in range(desc[D_N]):
+        board[sq[i]] = i
+        occ |= SQ_BIT[sq[i]]
+    return occ
+
+
+@njit(cache=True)
+def is_legal(desc, sq, stm, occ):
+    """The side not to move is not in check (so the kings do not touch either)."""
+    them = 1 - stm
+    return not attacked(desc, sq, occ, sq[them], stm, -1)
+
+
+@njit(cache=True)
+def in_check(desc, sq, stm, occ):
+    return attacked(desc, sq, occ, sq[stm], 1 - stm, -1)
+
+
+@njit(cache=True, inline="always")
+def _emit(desc, sq, stm, i, frm, to, cap, promo, exit_id, exit_flip, exit_perm, subdesc,
+          tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k):
+    """Record the successor reached by slot ``i`` moving ``frm -> to`` (already legal)."""
+    n = desc[D_N]
+    out_ep[k] = -1
+    sq[i] = to
+    if cap < 0 and promo == 0:
+        out_sub[k] = -1
+        out_stm[k] = 1 - stm
+        out_idx[k] = encode(desc, sq, tmp)
+    else:
+        pslot = i if promo > 0 else -1
+        sid = exit_id[cap + 1, pslot + 1, promo]
+        flip = exit_flip[cap + 1, pslot + 1, promo]
+        for j in range(n):
+            if j != cap:
+                sub_sq[exit_perm[cap + 1, pslot + 1, promo, j]] = (sq[j] ^ 56) if flip else sq[j]
+        out_sub[k] = sid
+        out_stm[k] = (1 - stm) ^ flip
+        out_idx[k] = encode(subdesc[sid], sub_sq, tmp)
+    sq[i] = frm
+
+
+@njit(cache=True)
+def successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+               out_sub, out_stm, out_idx, out_ep):
+    """Every legal move of the side to move, as (sub-table id or -1, side to move, index)
+    written to the ``out_*`` arrays; returns how many. ``board``/``occ`` describe ``sq``.
+
+    ``out_ep`` is the slot of the pawn for a double step after which the opponent can
+    capture en passant (the successor is then that index *with* an en-passant square,
+    see :func:`ep_exits`), else -1."""
+    n = desc[D_N]
+    them = 1 - stm
+    k = 0
+    for i in range(n):
+        if desc[D_COLOUR + i] != stm:
+            continue
+        t = desc[D_TYPE + i]
+        frm = sq[i]
+        if t == PAWN:
+            fwd = 8 if stm == 0 else -8
+            to = frm + fwd
+            last_rank = (to >> 3) == (7 if stm == 0 else 0)
+            # Pushes.
+            if board[to] < 0:
+                occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to]
+                sq[i] = to
+                ok = not attacked(desc, sq, occ2, sq[stm], them, -1)
+                sq[i] = frm
+                if ok:
+                    if last_rank:
+                        for promo in range(1, 5):
+                            _emit(desc, sq, stm, i, frm, to, -1, promo, exit_id, exit_flip, exit_perm, subdesc,
+                                  tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
+                            k += 1
+                    else:
+                        _emit(desc, sq, stm, i, frm, to, -1, 0, exit_id, exit_flip, exit_perm, subdesc,
+                              tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
+                        k += 1
+                start_rank = 1 if stm == 0 else 6
+                to2 = to + fwd
+                if (frm >> 3) == start_rank and board[to2] < 0:
+                    occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to2]
+                    sq[i] = to2
+                    ok = not attacked(desc, sq, occ2, sq[stm], them, -1)
+                    sq[i] = frm
+                    if ok:
+                        _emit(desc, sq, stm, i, frm, to2, -1, 0, exit_id, exit_flip, exit_perm, subdesc,
+                              tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
+                        sq[i] = to2
+                        if ep_capture_legal(desc, sq, them, occ2, i):
+                            out_ep[k] = i
+                        sq[i] = frm
+                        k += 1
+            # Captures.
+            for df in (-1, 1):
+                f = (frm & 7) + df
+                if f < 0 or f > 7:
+                    continue
+                to = frm + fwd + df
+                cap = board[to]
+                if cap < 0 or desc[D_COLOUR + cap] == stm:
+                    continue
+                occ2 = occ ^ SQ_BIT[frm]
+                sq[i] = to
+                ok = not attacked(desc, sq, occ2, sq[stm], them, cap)
+                sq[i] = frm
+                if ok:
+                    if last_rank:
+                        for promo in range(1, 5):
+                            _emit(desc, sq, stm, i, frm, to, cap, promo, exit_id, exit_flip, exit_perm, subdesc,
+                                  tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
+                            k += 1
+                    else:
+                        _emit(desc, sq, stm, i, frm, to, cap, 0, exit_id, exit_flip, exit_perm, subdesc,
+                              tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
+                        k += 1
+            continue
+        # Pieces: one list of target squares per kind, rays stop at the first piece.
+        for d in range(8):
+            for step in range(7):
+                if t == KING:
+                    if step > 0:
+                        break
+                    to = KING_TARGETS[frm, d]
+                elif t == KNIGHT:
+                    if step > 0:
+                        break
+                    to = KNIGHT_TARGETS[frm, d]
+                else:
+                    if (t == ROOK and d >= 4) or (t == BISHOP and d < 4):
+                        break
+                    to = RAYS[frm, d, step]
+                if to < 0:
+                    break
+                cap = board[to]
+                if cap >= 0 and desc[D_COLOUR + cap] == stm:
+                    break
+                occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to]
+                sq[i] = to
+                ok = not attacked(desc, sq, occ2, sq[stm], them, cap)
+                sq[i] = frm
+                if ok:
+                    _emit(desc, sq, stm, i, frm, to, cap, 0, exit_id, exit_flip, exit_perm, subdesc,
+                          tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
+                    k += 1
+                if cap >= 0:
+                    break
+    return k
+
+
+@njit(cache=True)
+def ep_capture_legal(desc, sq, stm, occ, slot):
+    """Whether ``stm`` (to move) can capture en passant the pawn in ``slot`` that has just
+    made a double step."""
+    s = sq[slot]
+    target = s - 8 if desc[D_COLOUR + slot] == 0 else s + 8
+    for j in range(desc[D_N]):
+        if desc[D_COLOUR + j] != stm or desc[D_TYPE + j] != PAWN:
+            continue
+        frm = sq[j]
+        if (frm >> 3) != (s >> 3) or abs((frm & 7) - (s & 7)) != 1:
+            continue
+        occ2 = (occ ^ SQ_BIT[s] ^ SQ_BIT[frm]) | SQ_BIT[target]
+        sq[j] = target
+        ok = not attacked(desc, sq, occ2, sq[stm], 1 - stm, slot)
+        sq[j] = frm
+        if ok:
+            return True
+    return False
+
+
+@njit(cache=True)
+def ep_exits(desc, sq, stm, occ, slot, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+             out_sub, out_stm, out_idx, out_ep):
+    """The legal en-passant captures of the pawn in ``slot`` by ``stm`` (to move), as
+    exits like :func:`successors` writes them; returns how many."""
+    s = sq[slot]
+    target = s - 8 if desc[D_COLOUR + slot] == 0 else s + 8
+    k = 0
+    for j in range(desc[D_N]):
+        if desc[D_COLOUR + j] != stm or desc[D_TYPE + j] != PAWN:
+            continue
+        frm = sq[j]
+        if (frm >> 3) != (s >> 3) or abs((frm & 7) - (s & 7)) != 1:
+            continue
+        occ2 = (occ ^ SQ_BIT[s] ^ SQ_BIT[frm]) | SQ_BIT[target]
+        sq[j] = target
+        ok = not attacked(desc, sq, occ2, sq[stm], 1 - stm, slot)
+        sq[j] = frm
+        if ok:
+            _emit(desc, sq, stm, j, frm, target, slot, 0, exit_id, exit_flip, exit_perm, subdesc,
+                  tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def ep_predecessors(desc, sq, stm, board, occ, tmp, out_idx, out_slot):
+    """The double steps that lead to ``sq`` with an en-passant capture available: the
+    predecessor indices (side to move ``1 - stm``) and the slot of the pawn; returns how many."""
+    mover = 1 - stm
+    k = 0
+    for i in range(desc[D_N]):
+        if desc[D_COLOUR + i] != mover or desc[D_TYPE + i] != PAWN:
+            continue
+        to = sq[i]
+        back = -8 if mover == 0 else 8
+        if (to >> 3) != (3 if mover == 0 else 4) or board[to + back] >= 0 or board[to + 2 * back] >= 0:
+            continue
+        if not ep_capture_legal(desc, sq, stm, occ, i):
+            continue
+        frm = to + 2 * back
+        occ2 = (occ ^ SQ_BIT[to]) | SQ_BIT[frm]
+        sq[i] = frm
+        if not attacked(desc, sq, occ2, sq[stm], mover, -1):
+            out_idx[k] = encode(desc, sq, tmp)
+            out_slot[k] = i
+            k += 1
+        sq[i] = to
+    return k
+
+
+@njit(cache=True)
+def predecessors(desc, sq, stm, board, occ, tmp, out_idx):
+    """Un-moves inside the table: the indices (side to move ``1 - stm``) of every position
+    whose legal moves include a quiet, non-promoting move to ``sq``. Un-captures and
+    un-promotions lead to larger tables and are not generated. Duplicates (a symmetric
+    position reached twice) are kept; see :func:`unique_small`. Double steps after which
+    an en-passant capture is legal lead to ``sq`` *with* an en-passant square, another
+    vertex: :func:`ep_predecessors` lists them."""
+    n = desc[D_N]
+    mover = 1 - stm
+    k = 0
+    for i in range(n):
+        if desc[D_COLOUR + i] != mover:
+            continue
+        t = desc[D_TYPE + i]
+        to = sq[i]
+        if t == PAWN:
+            back = -8 if mover == 0 else 8
+            frm = to + back
+            if frm < 8 or frm > 55 or board[frm] >= 0:
+                continue
+            for double in range(2):
+                if double == 1:
+                    if (to >> 3) != (3 if mover == 0 else 4) or ep_capture_legal(desc, sq, stm, occ, i):
+                        break  # not a double step, or one that ep_predecessors handles
+                    frm = to + 2 * back
+                    if board[frm] >= 0:
+                        break
+                occ2 = (occ ^ SQ_BIT[to]) | SQ_BIT[frm]
+                sq[i] = frm
+                if not attacked(desc, sq, occ2, sq[stm], mover, -1):
+                    out_idx[k] = encode(desc, sq, tmp)
+                    k += 1
+                sq[i] = to
+            continue
+        for d in range(8):
+            for step in range(7):
+                if t == KING:
+                    if step > 0:
+                        break
+                    frm = KING_TARGETS[to, d]
+                elif t == KNIGHT:
+                    if step > 0:
+                        break
+                    frm = KNIGHT_TARGETS[to, d]
+                else:
+                    if (t == ROOK and d >= 4) or (t == BISHOP and d < 4):
+                        break
+                    frm = RAYS[to, d, step]
+                if frm < 0 or board[frm] >= 0:
+                    break
+                occ2 = (occ ^ SQ_BIT[to]) | SQ_BIT[frm]
+                sq[i] = frm
+                if not attacked(desc, sq, occ2, sq[stm], mover, -1):
+                    out_idx[k] = encode(desc, sq, tmp)
+                    k += 1
+                sq[i] = to
+    return k
+
+
+@njit(cache=True)
+def unique_small(a, n):
+    """Sort ``a[:n]`` in place (insertion sort: n is a move count) and drop duplicates;
+    return the new length."""
+    for i in range(1, n):
+        x = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+    m = 0
+    for i in range(n):
+        if m == 0 or a[i] != a[m - 1]:
+            a[m] = a[i]
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def successor_lists(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc):
+    """Forward moves of every index in ``[lo, hi)`` as CSR arrays: ``indptr`` (one row per
+    index; invalid and illegal indices have none), then per move the sub-table id (-1:
+    this table), the side to move and the index it leads to. Also ``flags``, one per
+    index: 0 invalid or illegal, 1 has moves, 2 checkmate, 3 stalemate."""
+    n = desc[D_N]
+    count = hi - lo
+    indptr = np.zeros(count + 1, dtype=np.int64)
+    cap = max(16, count * 8)
+    sub = np.empty(cap, dtype=np.int64)
+    side = np.empty(cap, dtype=np.int8)
+    idx = np.empty(cap, dtype=np.int64)
+    flags = np.zeros(count, dtype=np.int8)
+    sq = np.empty(16, dtype=np.int64)
+    tmp = np.empty(16, dtype=np.int64)
+    sub_sq = np.empty(16, dtype=np.int64)
+    board = np.empty(64, dtype=np.int64)
+    o1 = np.empty(MAX_MOVES, dtype=np.int64)
+    o2 = np.empty(MAX_MOVES, dtype=np.int64)
+    o3 = np.empty(MAX_MOVES, dtype=np.int64)
+    o4 = np.empty(MAX_MOVES, dtype=np.int64)
+    k = 0
+    for x in range(lo, hi):
+        indptr[x - lo] = k
+        decode(desc, x, sq)
+        if not is_valid(desc, x, sq, tmp):
+            continue
+        occ = setup_board(desc, sq, board)
+        if not is_legal(desc, sq, stm, occ):
+            continue
+        m = successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq, o1, o2, o3, o4)
+        if m == 0:
+            flags[x - lo] = 2 if in_check(desc, sq, stm, occ) else 3
+        else:
+            flags[x - lo] = 1
+        if k + m > cap:
+            cap = 2 * (k + m)
+            sub = _grow(sub, cap)
+            side = _grow(side, cap)
+            idx = _grow(idx, cap)
+        for j in range(m):
+            sub[k + j] = o1[j]
+            side[k + j] = o2[j]
+            idx[k + j] = o3[j]
+        k += m
+    indptr[count] = k
+    return indptr, sub[:k].copy(), side[:k].copy(), idx[:k].copy(), flags
+
+
+@njit(cache=True)
+def _grow(a, cap):
+    b = np.empty(cap, dtype=a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def predecessor_lists(desc, stm, lo, hi):
+    """Un-moves of every index in ``[lo, hi)`` as CSR arrays (``indptr``, predecessor
+    indices with side to move ``1 - stm``), each row sorted and without duplicates,
+    double steps that allow an en-passant capture included.
+    Invalid and illegal indices have none."""
+    count = hi - lo
+    indptr = np.zeros(count + 1, dtype=np.int64)
+    cap = max(16, count * 8)
+    idx = np.empty(cap, dtype=np.int64)
+    sq = np.empty(16, dtype=np.int64)
+    tmp = np.empty(16, dtype=np.int64)
+    board = np.empty(64, dtype=np.int64)
+    out = np.empty(MAX_MOVES, dtype=np.int64)
+    slots = np.empty(16, dtype=np.int64)
+    k = 0
+    for x in range(lo, hi):
+        indptr[x - lo] = k
+        decode(desc, x, sq)
+        if not is_valid(desc, x, sq, tmp):
+            continue
+        occ = setup_board(desc, sq, board)
+        if not is_legal(desc, sq, stm, occ):
+            continue
+        m = predecessors(desc, sq, stm, board, occ, tmp, out)
+        m += ep_predecessors(desc, sq, stm, board, occ, tmp, out[m:], slots)
+        m = unique_small(out, m)
+        if k + m > cap:
+            cap = 2 * (k + m)
+            idx = _grow(idx, cap)
+        idx[k:k + m] = out[:m]
+        k += m
+    indptr[count] = k
+    return indptr, idx[:k].copy()
