@@ -22,9 +22,9 @@ class ProgressDisplay:
     """One live line per table on a terminal (table, ply, positions resolved, rate), a
     summary line per finished table everywhere."""
 
-    def __init__(self, stream=sys.stderr):
-        self.stream = stream
-        self.live = stream.isatty()
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty()
         self.t0 = time.perf_counter()
 
     def ply(self, key: str, ply: int, decided: int, total: int, legal: int, seconds: float) -> None:

@@ -75,7 +75,8 @@ def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdes
     """En-passant vertices of ``[lo, hi)``: for each legal index ``q`` reached by a double
     step ``p -> q`` after which ``stm`` may capture en passant, the vertex "q with an
     en-passant square" has the moves of ``q`` plus those captures. Returns arrays ``q``,
-    ``p`` and the captures' summary from ``stm``'s side (fastest win, any draw, slowest loss)."""
+    ``p``, the captures' summary from ``stm``'s side (fastest win, any draw, slowest loss)
+    and whether ``q`` itself has a legal move."""
     cap = 64
     qs = np.empty(cap, dtype=np.int64)
     ps = np.empty(cap, dtype=np.int64)
@@ -92,6 +93,7 @@ def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdes
     o_stm = np.empty(MAX_MOVES, dtype=np.int64)
     o_idx = np.empty(MAX_MOVES, dtype=np.int64)
     o_ep = np.empty(MAX_MOVES, dtype=np.int64)
+    moves = np.empty(cap, dtype=np.bool_)
     k = 0
     bad_exits = 0
     for x in range(lo, hi):
@@ -100,6 +102,9 @@ def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdes
         decode(desc, x, sq)
         occ = setup_board(desc, sq, board)
         n = ep_predecessors(desc, sq, stm, board, occ, tmp, pred, slots)
+        if n:
+            q_moves = successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                                 o_sub, o_stm, o_idx, o_ep) > 0
         for a in range(n):
             m = ep_exits(desc, sq, stm, occ, slots[a], exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                          o_sub, o_stm, o_idx, o_ep)
@@ -108,12 +113,27 @@ def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdes
             if k == cap:
                 cap *= 2
                 qs, ps, wins, losses = _grow4(qs, ps, wins, losses, cap)
-                d2 = np.empty(cap, dtype=np.bool_)
-                d2[:k] = draws[:k]
-                draws = d2
-            qs[k], ps[k], wins[k], draws[k], losses[k] = x, pred[a], w, dr, ls
+                draws = _grow_bool(draws, cap)
+                moves = _grow_bool(moves, cap)
+            qs[k], ps[k], wins[k], draws[k], losses[k], moves[k] = x, pred[a], w, dr, ls, q_moves
             k += 1
-    return qs[:k], ps[:k], wins[:k], draws[:k], losses[:k], bad_exits
+    return qs[:k], ps[:k], wins[:k], draws[:k], losses[:k], moves[:k], bad_exits
+
+
+@njit(cache=True)
+def _grow_bool(a, cap):
+    g = np.empty(cap, dtype=np.bool_)
+    g[:a.shape[0]] = a
+    return g
+
+
+@njit(cache=True)
+def _has_moves(desc, sq, stm, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+               o_sub, o_stm, o_idx, o_ep):
+    board = np.empty(64, dtype=np.int64)
+    setup_board(desc, sq, board)
+    return successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                      o_sub, o_stm, o_idx, o_ep) > 0
 
 
 @njit(cache=True)
@@ -127,9 +147,14 @@ def _grow4(a, b, c, d, cap):
 
 
 @njit(cache=True)
-def ep_vertex_value(vq, best_win, has_draw, worst_loss):
+def ep_vertex_value(vq, q_has_moves, best_win, has_draw, worst_loss):
     """Final value of "q with an en-passant square" from q's final value and the
-    en-passant captures' summary (side to move's view)."""
+    en-passant captures' summary (side to move's view). A stalemated q adds no draw: the
+    captures are then the vertex's only moves."""
+    if not q_has_moves:
+        if best_win <= MAX_DEPTH:
+            return DECIDED | np.uint16(best_win)
+        return DRAW if has_draw else DECIDED | np.uint16(worst_loss)
     q_decided = vq != ILLEGAL and (vq & np.uint16(0xF000)) == DECIDED
     dq = np.int64(vq & DEPTH_MASK)
     if q_decided and dq % 2 == 1:
@@ -349,9 +374,11 @@ def verify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
                 occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to]
                 ne = ep_exits(desc, sq, 1 - stm, occ2, i, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                               e_sub, e_stm, e_idx, e_ep)
-                sq[i] = frm
                 w, dr, ls, nb = _exit_summary(subvals, suboff, e_sub, e_stm, e_idx, ne)
-                v = ILLEGAL if nb else ep_vertex_value(other[o_idx[k]], w, dr, ls)
+                q_moves = _has_moves(desc, sq, 1 - stm, occ2, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                                     e_sub, e_stm, e_idx, e_ep)
+                sq[i] = frm
+                v = ILLEGAL if nb else ep_vertex_value(other[o_idx[k]], q_moves, w, dr, ls)
             elif o_sub[k] < 0:
                 v = other[o_idx[k]]
             else:

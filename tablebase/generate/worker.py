@@ -117,7 +117,7 @@ class Partition:
 
     def _init_en_passant(self, unit: tuple[int, int], lo: int, hi: int) -> None:
         e, s = self.exits, self.subtables
-        q, p, win, draw, loss, bad = K.ep_pairs_slice(self.scheme.desc, unit[0], lo, hi, self.val[unit], e.exit_id,
+        q, p, win, draw, loss, q_moves, bad = K.ep_pairs_slice(self.scheme.desc, unit[0], lo, hi, self.val[unit], e.exit_id,
                                                       e.exit_flip, e.exit_perm, e.subdesc, s.values, s.offsets)
         if bad:
             raise RuntimeError(f"{self.scheme.material}: {bad} en-passant captures of slice {unit} lead to "
@@ -127,6 +127,9 @@ class Partition:
         # plies at most: its predecessor loses that way out then, unless q itself is won sooner.
         has_win = win <= K.MAX_DEPTH
         self._ep_schedule(unit, win[has_win], q[has_win], p[has_win], win[has_win])
+        # A stalemated q is never decided: its vertex's value is the captures' alone.
+        lost = ~q_moves & ~has_win & ~draw
+        self._ep_schedule(unit, loss[lost], q[lost], p[lost], np.full(int(lost.sum()), -1))
 
     def _ep_schedule(self, unit, plies, q, p, threshold) -> None:
         for ply in np.unique(plies):

@@ -1,0 +1,70 @@
+"""Job configs and the generate / verify / info commands."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tablebase.cli import main
+from tablebase.config import ConfigError, JobConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "job.toml"
+    path.write_text(text)
+    return path
+
+
+def test_shipped_configs_are_valid():
+    default = JobConfig.load(ROOT / "configs" / "default.toml")
+    assert default.pieces == [3, 4] and default.out == Path("data/tables")
+    assert len(default.tables()) == 35
+
+
+@pytest.mark.parametrize("text, message", [
+    ("piece = [3]", "unknown key 'piece'"),
+    ("pieces = [9]", "'pieces' must be"),
+    ("pieces = 3", "'pieces' must be"),
+    ("materials = ['KQvKX']", "unknown piece letter 'X'"),
+    ("materials = ['KQvQ']", "has no king"),
+    ("workers = -1", "'workers' must be an integer >= 0"),
+    ("executor = 'spark'", "'executor' must be"),
+    ("pieces = [3", "not valid TOML"),
+])
+def test_bad_configs_are_named(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message):
+        JobConfig.load(write(tmp_path, text))
+
+
+def test_cli_reports_config_errors_before_work(tmp_path, capsys):
+    assert main(["generate", "--config", str(write(tmp_path, "colour = 'white'")), "--out", str(tmp_path)]) == 2
+    assert "unknown key 'colour'" in capsys.readouterr().err
+    assert main(["generate", "KQvKZ", "--out", str(tmp_path)]) == 2
+    assert "unknown piece letter 'Z'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [tmp_path / "job.toml"]
+
+
+def test_cli_generate_verify_info(tmp_path, capsys):
+    assert main(["generate", "KRvK", "--out", str(tmp_path), "--local"]) == 0
+    err = capsys.readouterr().err
+    assert "KRvK" in err and "longest DTM   32" in err
+    assert main(["verify", "--tables", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "KRvK       OK" in out and "KvK        OK" in out
+    assert main(["info", "--tables", str(tmp_path), "--json"]) == 0
+    rows = {r["material"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["KRvK"]["longest_dtm"] == 32 and rows["KRvK"]["counts"]["b"]["losses"] == 25260
+
+
+def test_cli_verify_fails_on_a_truncated_shard(tmp_path, capsys):
+    assert main(["generate", "KQvK", "--out", str(tmp_path), "--local"]) == 0
+    shard = next((tmp_path / "KQvK").glob("w-*.parquet"))
+    shard.write_bytes(shard.read_bytes()[:-100])
+    assert main(["verify", "KQvK", "--tables", str(tmp_path)]) == 1
+    assert "truncated" in capsys.readouterr().out
+    shutil.rmtree(tmp_path / "KQvK")

@@ -1,0 +1,150 @@
+"""Generation: exact values against the oracles, Romano's local check, determinism,
+atomic writes and resume."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tablebase.endgame.index import IndexScheme
+from tablebase.endgame.material import all_materials, dependency_order
+from tablebase.generate.kernels import DECIDED, ILLEGAL
+from tablebase.generate.pipeline import LocalPartitions, generate, generate_table, load_subtables, run_passes
+from tablebase.generate.verify import verify_table
+from tablebase.store.shards import load_table, read_manifest, table_complete
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from check_oracle import check_material  # noqa: E402
+
+MATERIALS_34 = all_materials(3) + all_materials(4)
+
+
+def copy_tables(src: Path, dst: Path, keys: list[str]) -> None:
+    for key in keys:
+        shutil.copytree(src / key, dst / key)
+
+
+@pytest.mark.parametrize("key", MATERIALS_34)
+def test_every_king_pair_matches_the_oracles(tables_34, oracle_dir, key):
+    """WDL equals the sign of Syzygy's, DTM equals Gaviota's, on a legal position of every
+    king pair and side to move (scripts/check_oracle.py --exhaustive checks them all)."""
+    result = check_material(tables_34, key, oracle_dir, per_king_pair=1, seed=1)
+    assert result.checked >= 2 * 462 * 0.9
+    assert result.mismatches == []
+
+
+@pytest.mark.parametrize("key", ["KQvK", "KRvK", "KPvK", "KQvKR", "KRvKP", "KPvKP", "KBNvK"])
+def test_verify_proves_the_tables(tables_34, key):
+    result = verify_table(tables_34, key)
+    assert result.ok, result
+    assert result.positions == sum(sum(c.values()) for c in read_manifest(tables_34 / key).counts().values())
+
+
+def test_verify_catches_a_wrong_value(tables_34, tmp_path):
+    """A table with one DTM off by two (still a loss: locally plausible) fails the check."""
+    copy_tables(tables_34, tmp_path, ["KvK", "KQvK"])
+    w, b = load_table(tmp_path / "KQvK", "KQvK")
+    x = int(np.flatnonzero((b & np.uint16(0xF000)) == DECIDED)[100])
+    b[x] += 2
+    parts = LocalPartitions("KQvK", load_subtables(tmp_path, "KQvK"))
+    parts.parts[0].val = {(0, 0): w, (1, 0): b}
+    parts.parts[0].cnt = {}
+    from tablebase.generate.pipeline import write_table_manifest
+    write_table_manifest(tmp_path, "KQvK", parts.finish(tmp_path / "KQvK"))
+    result = verify_table(tmp_path, "KQvK")
+    assert not result.ok
+    assert (1, x) in result.examples
+
+
+def test_longest_mates_are_the_known_ones(tables_34):
+    # Mate in 10 (KQK), 16 (KRK), 33 (KBNK) moves, and KQvKR's 35 moves for the queen.
+    expected = {"KQvK": 19, "KRvK": 31, "KBNvK": 65, "KQvKR": 69}
+    for key, plies in expected.items():
+        w, _ = load_table(tables_34 / key, key)
+        d = (w[(w != ILLEGAL) & ((w & np.uint16(0xF000)) == DECIDED)] & np.uint16(0xFFF)).astype(int)
+        assert d[d % 2 == 1].max() == plies, key
+
+
+def test_values_do_not_depend_on_partitioning(tables_34):
+    """Three partitions exchanging frontiers give the values of the one-partition run."""
+    key = "KRvKP"
+    parts = LocalPartitions(key, load_subtables(tables_34, key), 3)
+    assert len(parts.parts) == 3
+    run_passes(key, parts)
+    parts.finish(None)
+    w, b = parts.values()
+    want = load_table(tables_34 / key, key)
+    assert np.array_equal(w, want[0]) and np.array_equal(b, want[1])
+
+
+def test_ray_actors_write_the_same_shards(tables_34, ray_local, tmp_path):
+    """A table split over 2 Ray actors writes shards byte-identical to the default run."""
+    from tablebase.distributed import generate_on_ray
+    key = "KRvKP"
+    copy_tables(tables_34, tmp_path, dependency_order([key])[:-1])
+    generate_on_ray([key], tmp_path, workers=2, actor_threshold=0)
+    manifest = read_manifest(tmp_path / key)
+    assert len(manifest.shards) == 2 * IndexScheme.of(key).num_slices > 2
+    for info in manifest.shards:
+        assert filecmp.cmp(tmp_path / key / info.file, tables_34 / key / info.file, shallow=False)
+
+
+def test_rerun_does_no_work(tables_34, tmp_path):
+    keys = dependency_order(["KRvK"])
+    copy_tables(tables_34, tmp_path, keys)
+    before = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
+    stats = generate(["KRvK"], tmp_path)
+    assert all(s.skipped for s in stats)
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")} == before
+
+
+def test_a_corrupted_shard_is_regenerated(tables_34, tmp_path):
+    copy_tables(tables_34, tmp_path, ["KvK", "KRvK"])
+    shard = next((tmp_path / "KRvK").glob("b-*.parquet"))
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    assert not table_complete(tmp_path / "KRvK", "KRvK")
+    stats = generate_table(tmp_path, "KRvK")
+    assert not stats.skipped
+    assert filecmp.cmp(shard, tables_34 / "KRvK" / shard.name, shallow=False)
+
+
+def test_missing_subtable_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="sub-table KQvK of KQvKR is missing"):
+        generate_table(tmp_path, "KQvKR")
+
+
+def test_killed_run_resumes_to_identical_shards(tables_34, tmp_path):
+    """SIGKILL the CLI in the middle of a table; the re-run skips what was complete and
+    writes shards byte-identical to an uninterrupted run."""
+    keys = ["KQvKR", "KRvKR"]
+    copy_tables(tables_34, tmp_path, [k for k in dependency_order(keys) if k not in keys])
+    cmd = [sys.executable, "-m", "tablebase.cli", "generate", *keys, "--out", str(tmp_path), "--local"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 300
+    while not (tmp_path / "KQvKR" / "manifest.json").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert table_complete(tmp_path / "KQvKR", "KQvKR")
+    assert not (tmp_path / "KRvKR" / "manifest.json").exists()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "1 generated" in done.stderr
+    for key in keys:
+        for info in read_manifest(tmp_path / key).shards:
+            assert filecmp.cmp(tmp_path / key / info.file, tables_34 / key / info.file, shallow=False)
+    leftovers = [p for p in tmp_path.rglob(".*tmp*")]
+    assert leftovers == []
