@@ -3,6 +3,7 @@
     tablebase generate [MATERIAL...] [--config FILE] [--out DIR] [--workers N] [--local]
     tablebase verify [MATERIAL...] [--tables DIR]
     tablebase info [MATERIAL...] [--tables DIR] [--sizes]
+    tablebase probe FEN [--tables DIR] [--json]
 """
 
 from __future__ import annotations
@@ -164,6 +165,55 @@ def cmd_info(args) -> int:
     return 0
 
 
+def _probe_category(wdl: int, board) -> str:
+    """Lichess's word for a position's value from its side to move."""
+    if board.is_checkmate():
+        return "checkmate"
+    if board.is_stalemate():
+        return "stalemate"
+    return {1: "win", 0: "draw", -1: "loss"}[wdl]
+
+
+def cmd_probe(args) -> int:
+    import chess
+
+    from .endgame.material import board_material
+    from .probe import BadFenError, MissingTableError, open_tablebase
+    try:
+        board = chess.Board(args.fen)
+    except ValueError as e:
+        raise BadFenError(f"bad FEN {args.fen!r}: {e}") from e
+    try:
+        with open_tablebase(args.tables) as tablebase:
+            wdl, dtm = tablebase.probe_wdl(board), tablebase.probe_dtm(board)
+            moves = tablebase.probe_moves(board)
+    except MissingTableError as e:  # a KeyError, which main() leaves alone
+        print(f"tablebase: error: {e}", file=sys.stderr)
+        return 2
+    rows = []
+    for m in moves:
+        after = board.copy(stack=False)
+        after.push(m.move)
+        # The mover's result; a move that mates or stalemates is named so, as on Lichess.
+        category = {"checkmate": "checkmate", "stalemate": "stalemate"}.get(_probe_category(-m.wdl, after),
+                                                                            _probe_category(m.wdl, board))
+        rows.append({"uci": m.move.uci(), "san": board.san(m.move), "category": category, "wdl": m.wdl,
+                     "dtm": m.dtm})
+    result = {"fen": board.fen(), "material": board_material(board)[0],
+              "turn": "white" if board.turn == chess.WHITE else "black",
+              "category": _probe_category(wdl, board), "wdl": wdl, "dtm": dtm, "moves": rows}
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    print(f"{result['fen']}  {result['material']}, {result['turn'].capitalize()} to move: {result['category']}"
+          + (f", DTM {dtm}" if dtm else ""))
+    if rows:
+        print(f"{'move':8} {'result':10} {'DTM':>5}")
+        for r in rows:
+            print(f"{r['san']:8} {r['category']:10} {r['dtm'] if r['wdl'] else '-':>5}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tablebase", description="Chess endgame tablebases: exact WDL and DTM.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -188,6 +238,13 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--sizes", action="store_true")
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("probe", help="value and DTM of a position and of each of its moves (moves: the mover's "
+                                     "result, best first)")
+    p.add_argument("fen", help="the position, e.g. '8/8/8/8/8/8/8/K2kr3 w - - 0 1'")
+    p.add_argument("--tables", type=Path, default=Path("data/tables"))
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_probe)
     return parser
 
 

@@ -67,8 +67,12 @@ def same_up_to_symmetry(material: Material, a: np.ndarray, b: np.ndarray) -> np.
         return x
 
     target = canonical(b)
-    symmetries = SYMMETRY[[0, 1]] if material.has_pawns else SYMMETRY
-    return np.any([(canonical(t[a]) == target).all(axis=1) for t in symmetries], axis=0)
+    return np.any([(canonical(t[a]) == target).all(axis=1) for t in symmetries(material)], axis=0)
+
+
+def symmetries(material: Material) -> np.ndarray:
+    """The table's square maps: 8 board symmetries pawnless, the left-right mirror with pawns."""
+    return SYMMETRY[[0, 1]] if material.has_pawns else SYMMETRY
 
 
 def our_legal_flags(material: Material, stm: int) -> np.ndarray:
@@ -100,12 +104,15 @@ def test_decode_then_encode_is_the_identity_on_valid_indices(key):
 @pytest.mark.parametrize("key", THREE)
 def test_every_placement_of_three_pieces(key):
     """All 64*63*62 placements, each side to move: legal exactly where python-chess
-    says so, and every legal one encodes and decodes to an equivalent placement. The
-    valid indices are exactly the encodings of placements."""
+    says so, and every legal one encodes and decodes to an equivalent placement.
+    Symmetric placements share one index, and the valid indices are exactly the
+    encodings of placements: index and position classes are in bijection."""
     material = Material.parse(key)
     scheme = IndexScheme.of(material)
     squares = np.array([p for p in itertools.permutations(range(64), 3)], dtype=np.int64)
     idx = scheme.encode(squares)
+    for t in symmetries(material):
+        assert np.array_equal(scheme.encode(t[squares]), idx)
     legal = pychess_legal(material, squares)
     for stm in (0, 1):
         flags = our_legal_flags(material, stm)
@@ -133,6 +140,8 @@ def test_random_legal_positions_encode_and_decode(key):
     squares, stm = squares[:SAMPLES[key]], stm[:SAMPLES[key]]
     idx = scheme.encode(squares)
     assert (idx >= 0).all()
+    for t in symmetries(material):
+        assert np.array_equal(scheme.encode(t[squares]), idx)
     decoded, valid = scheme.decode(idx)
     assert valid.all()
     assert same_up_to_symmetry(material, squares, decoded).all()

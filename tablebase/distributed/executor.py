@@ -25,12 +25,14 @@ class _PartitionActor(Partition):
     """A :class:`Partition` as a Ray actor; ``apply_from`` takes the routed arrays as
     separate arguments so Ray moves them between actors without the driver."""
 
-    def apply_from(self, ply: int, *incoming: np.ndarray) -> int:
-        return self.apply(ply, list(incoming))
+    def apply_from(self, *incoming: np.ndarray) -> int:
+        return self.apply(list(incoming))
 
     def expand_split(self, num_partitions: int):
-        out = self.expand(num_partitions)
-        return out[0] if num_partitions == 1 else tuple(out)
+        """The batches for each destination as separate returns, then how many frontier
+        positions are left."""
+        out, left = self.expand(num_partitions)
+        return (*out, left)
 
 
 PartitionActor = ray.remote(num_cpus=1)(_PartitionActor)
@@ -55,11 +57,14 @@ class RayPartitions:
         return ray.get([a.init.remote() for a in self.actors])
 
     def superstep(self, ply: int) -> int:
-        outgoing = [a.expand_split.options(num_returns=self.n).remote(self.n) for a in self.actors]
-        if self.n == 1:
-            outgoing = [[o] for o in outgoing]
-        done = [a.apply_from.remote(ply, *[out[dst] for out in outgoing]) for dst, a in enumerate(self.actors)]
-        return sum(ray.get(done))
+        decided = 0
+        left = 1
+        while left:
+            outgoing = [a.expand_split.options(num_returns=self.n + 1).remote(self.n) for a in self.actors]
+            applied = [a.apply_from.remote(*[out[dst] for out in outgoing]) for dst, a in enumerate(self.actors)]
+            left = sum(ray.get([out[-1] for out in outgoing]))
+            decided += sum(ray.get(applied))
+        return decided + sum(ray.get([a.end_ply.remote() for a in self.actors]))
 
     def last_pending_ply(self) -> int:
         return max(ray.get([a.last_pending_ply.remote() for a in self.actors]))

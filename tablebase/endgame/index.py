@@ -26,6 +26,7 @@ from .material import PAWN, Material
 # Layout of a scheme descriptor: one int64 array the kernels read.
 D_N, D_PAWNFUL, D_NGROUPS, D_R, D_NKK, D_SIZE = 0, 1, 2, 3, 4, 5
 D_TYPE, D_COLOUR, D_GROUP = 8, 16, 24  # 8 slots each; groups: 4 ints (start, count, is_pawn, mult)
+D_SLOT_GROUP = 56  # 8 slots: the group of each non-king slot
 DESC_LEN = 64
 
 BINOM = np.zeros((65, 9), dtype=np.int64)
@@ -86,6 +87,7 @@ def make_descriptor(material: Material) -> np.ndarray:
     for g in range(len(groups) - 1, -1, -1):
         start, count, pawn = groups[g]
         desc[D_GROUP + 4 * g: D_GROUP + 4 * g + 4] = (start, count, pawn, mult)
+        desc[D_SLOT_GROUP + start: D_SLOT_GROUP + start + count] = g
         mult *= radix[g]
     desc[D_NGROUPS] = len(groups)
     desc[D_R] = mult
@@ -95,32 +97,37 @@ def make_descriptor(material: Material) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
+def _group_rank(desc, sq, g):
+    """Combination rank of group ``g``'s squares (in any order)."""
+    base = D_GROUP + 4 * g
+    start, count, pawn = desc[base], desc[base + 1], desc[base + 2]
+    off = 8 if pawn else 0
+    if count == 1:
+        return sq[start] - off
+    if count == 2:
+        a, b = sq[start] - off, sq[start + 1] - off
+        if a > b:
+            a, b = b, a
+        return BINOM[a, 1] + BINOM[b, 2]
+    # Colex rank of a small set: each square's binomial is indexed by how many of the
+    # group's squares lie below it.
+    r = 0
+    for x in range(count):
+        s = sq[start + x] - off
+        k = 1
+        for y in range(count):
+            if sq[start + y] - off < s:
+                k += 1
+        r += BINOM[s, k]
+    return r
+
+
+@njit(cache=True, inline="always")
 def _rank_rest(desc, sq):
     """Mixed-radix rank of the non-king pieces; sq is already in canonical orientation."""
     rest = 0
     for g in range(desc[D_NGROUPS]):
-        base = D_GROUP + 4 * g
-        start, count, pawn, mult = desc[base], desc[base + 1], desc[base + 2], desc[base + 3]
-        off = 8 if pawn else 0
-        if count == 1:
-            rest += (sq[start] - off) * mult
-        elif count == 2:
-            a, b = sq[start] - off, sq[start + 1] - off
-            if a > b:
-                a, b = b, a
-            rest += (BINOM[a, 1] + BINOM[b, 2]) * mult
-        else:
-            # Colex rank of a small sorted set: count, for each square, how many of the
-            # group's squares are below it.
-            r = 0
-            for x in range(count):
-                s = sq[start + x] - off
-                k = 1
-                for y in range(count):
-                    if sq[start + y] - off < s:
-                        k += 1
-                r += BINOM[s, k]
-            rest += r * mult
+        rest += _group_rank(desc, sq, g) * desc[D_GROUP + 4 * g + 3]
     return rest
 
 
@@ -161,6 +168,26 @@ def encode(desc, sq, tmp):
     if kk < 0:
         return -1
     return kk * desc[D_R] + _rank_rest(desc, tmp)
+
+
+@njit(cache=True)
+def encode_after_move(desc, sq, x, i, frm, tmp):
+    """Index of ``sq``, where ``sq`` was the decoded placement of index ``x`` before slot
+    ``i`` left square ``frm``. A move of a piece other than a king keeps the king pair and
+    hence the orientation, so the index changes by arithmetic on one group; king moves
+    (and the diagonal-symmetric king pairs, and ``x < 0``: ``sq`` not decoded) re-encode."""
+    if x < 0 or i < 2 or (not desc[D_PAWNFUL] and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]):
+        return encode(desc, sq, tmp)
+    g = desc[D_SLOT_GROUP + i]
+    base = D_GROUP + 4 * g
+    if desc[base + 1] == 1:
+        return x + (sq[i] - frm) * desc[base + 3]
+    new = _group_rank(desc, sq, g)
+    to = sq[i]
+    sq[i] = frm
+    old = _group_rank(desc, sq, g)
+    sq[i] = to
+    return x + (new - old) * desc[base + 3]
 
 
 @njit(cache=True)

@@ -18,7 +18,7 @@ from numba import njit
 
 from .board import (BETWEEN, KING_MASK, KING_TARGETS, KNIGHT_MASK, KNIGHT_TARGETS, LINE_KIND, PAWN_ATTACK_MASK,
                     RAYS)
-from .index import D_COLOUR, D_N, D_TYPE, DESC_LEN, decode, encode, is_valid, make_descriptor
+from .index import D_COLOUR, D_N, D_TYPE, DESC_LEN, decode, encode, encode_after_move, is_valid, make_descriptor
 from .material import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Material, material_of_counts, PIECE_ORDER
 
 SQ_BIT = np.array([1 << s for s in range(64)], dtype=np.uint64)
@@ -146,7 +146,7 @@ def in_check(desc, sq, stm, occ):
 
 
 @njit(cache=True, inline="always")
-def _emit(desc, sq, stm, i, frm, to, cap, promo, exit_id, exit_flip, exit_perm, subdesc,
+def _emit(desc, sq, x, stm, i, frm, to, cap, promo, exit_id, exit_flip, exit_perm, subdesc,
           tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k):
     """Record the successor reached by slot ``i`` moving ``frm -> to`` (already legal)."""
     n = desc[D_N]
@@ -155,7 +155,7 @@ def _emit(desc, sq, stm, i, frm, to, cap, promo, exit_id, exit_flip, exit_perm, 
     if cap < 0 and promo == 0:
         out_sub[k] = -1
         out_stm[k] = 1 - stm
-        out_idx[k] = encode(desc, sq, tmp)
+        out_idx[k] = encode_after_move(desc, sq, x, i, frm, tmp)
     else:
         pslot = i if promo > 0 else -1
         sid = exit_id[cap + 1, pslot + 1, promo]
@@ -170,22 +170,27 @@ def _emit(desc, sq, stm, i, frm, to, cap, promo, exit_id, exit_flip, exit_perm, 
 
 
 @njit(cache=True)
-def successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                out_sub, out_stm, out_idx, out_ep):
     """Every legal move of the side to move, as (sub-table id or -1, side to move, index)
-    written to the ``out_*`` arrays; returns how many. ``board``/``occ`` describe ``sq``.
+    written to the ``out_*`` arrays; returns how many. ``board``/``occ`` describe ``sq``,
+    the decoded placement of index ``x`` (-1 if ``sq`` was not decoded).
 
     ``out_ep`` is the slot of the pawn for a double step after which the opponent can
     capture en passant (the successor is then that index *with* an en-passant square,
     see :func:`ep_exits`), else -1."""
     n = desc[D_N]
     them = 1 - stm
+    king = sq[stm]
+    checked = attacked(desc, sq, occ, king, them, -1)
     k = 0
     for i in range(n):
         if desc[D_COLOUR + i] != stm:
             continue
         t = desc[D_TYPE + i]
         frm = sq[i]
+        # Out of check, a piece off every line through the king cannot expose it.
+        safe = not checked and t != KING and LINE_KIND[king, frm] == 0
         if t == PAWN:
             fwd = 8 if stm == 0 else -8
             to = frm + fwd
@@ -194,16 +199,16 @@ def successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc
             if board[to] < 0:
                 occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to]
                 sq[i] = to
-                ok = not attacked(desc, sq, occ2, sq[stm], them, -1)
+                ok = safe or not attacked(desc, sq, occ2, sq[stm], them, -1)
                 sq[i] = frm
                 if ok:
                     if last_rank:
                         for promo in range(1, 5):
-                            _emit(desc, sq, stm, i, frm, to, -1, promo, exit_id, exit_flip, exit_perm, subdesc,
+                            _emit(desc, sq, x, stm, i, frm, to, -1, promo, exit_id, exit_flip, exit_perm, subdesc,
                                   tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
                             k += 1
                     else:
-                        _emit(desc, sq, stm, i, frm, to, -1, 0, exit_id, exit_flip, exit_perm, subdesc,
+                        _emit(desc, sq, x, stm, i, frm, to, -1, 0, exit_id, exit_flip, exit_perm, subdesc,
                               tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
                         k += 1
                 start_rank = 1 if stm == 0 else 6
@@ -211,10 +216,10 @@ def successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc
                 if (frm >> 3) == start_rank and board[to2] < 0:
                     occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to2]
                     sq[i] = to2
-                    ok = not attacked(desc, sq, occ2, sq[stm], them, -1)
+                    ok = safe or not attacked(desc, sq, occ2, sq[stm], them, -1)
                     sq[i] = frm
                     if ok:
-                        _emit(desc, sq, stm, i, frm, to2, -1, 0, exit_id, exit_flip, exit_perm, subdesc,
+                        _emit(desc, sq, x, stm, i, frm, to2, -1, 0, exit_id, exit_flip, exit_perm, subdesc,
                               tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
                         sq[i] = to2
                         if ep_capture_legal(desc, sq, them, occ2, i):
@@ -232,16 +237,16 @@ def successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc
                     continue
                 occ2 = occ ^ SQ_BIT[frm]
                 sq[i] = to
-                ok = not attacked(desc, sq, occ2, sq[stm], them, cap)
+                ok = safe or not attacked(desc, sq, occ2, sq[stm], them, cap)
                 sq[i] = frm
                 if ok:
                     if last_rank:
                         for promo in range(1, 5):
-                            _emit(desc, sq, stm, i, frm, to, cap, promo, exit_id, exit_flip, exit_perm, subdesc,
+                            _emit(desc, sq, x, stm, i, frm, to, cap, promo, exit_id, exit_flip, exit_perm, subdesc,
                                   tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
                             k += 1
                     else:
-                        _emit(desc, sq, stm, i, frm, to, cap, 0, exit_id, exit_flip, exit_perm, subdesc,
+                        _emit(desc, sq, x, stm, i, frm, to, cap, 0, exit_id, exit_flip, exit_perm, subdesc,
                               tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
                         k += 1
             continue
@@ -267,10 +272,10 @@ def successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc
                     break
                 occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to]
                 sq[i] = to
-                ok = not attacked(desc, sq, occ2, sq[stm], them, cap)
+                ok = safe or not attacked(desc, sq, occ2, sq[stm], them, cap)
                 sq[i] = frm
                 if ok:
-                    _emit(desc, sq, stm, i, frm, to, cap, 0, exit_id, exit_flip, exit_perm, subdesc,
+                    _emit(desc, sq, x, stm, i, frm, to, cap, 0, exit_id, exit_flip, exit_perm, subdesc,
                           tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
                     k += 1
                 if cap >= 0:
@@ -306,6 +311,7 @@ def ep_exits(desc, sq, stm, occ, slot, exit_id, exit_flip, exit_perm, subdesc, t
     exits like :func:`successors` writes them; returns how many."""
     s = sq[slot]
     target = s - 8 if desc[D_COLOUR + slot] == 0 else s + 8
+    x = -1  # captures only: no in-table index to compute
     k = 0
     for j in range(desc[D_N]):
         if desc[D_COLOUR + j] != stm or desc[D_TYPE + j] != PAWN:
@@ -318,14 +324,14 @@ def ep_exits(desc, sq, stm, occ, slot, exit_id, exit_flip, exit_perm, subdesc, t
         ok = not attacked(desc, sq, occ2, sq[stm], 1 - stm, slot)
         sq[j] = frm
         if ok:
-            _emit(desc, sq, stm, j, frm, target, slot, 0, exit_id, exit_flip, exit_perm, subdesc,
+            _emit(desc, sq, x, stm, j, frm, target, slot, 0, exit_id, exit_flip, exit_perm, subdesc,
                   tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
             k += 1
     return k
 
 
 @njit(cache=True)
-def ep_predecessors(desc, sq, stm, board, occ, tmp, out_idx, out_slot):
+def ep_predecessors(desc, sq, x, stm, board, occ, tmp, out_idx, out_slot):
     """The double steps that lead to ``sq`` with an en-passant capture available: the
     predecessor indices (side to move ``1 - stm``) and the slot of the pawn; returns how many."""
     mover = 1 - stm
@@ -343,7 +349,7 @@ def ep_predecessors(desc, sq, stm, board, occ, tmp, out_idx, out_slot):
         occ2 = (occ ^ SQ_BIT[to]) | SQ_BIT[frm]
         sq[i] = frm
         if not attacked(desc, sq, occ2, sq[stm], mover, -1):
-            out_idx[k] = encode(desc, sq, tmp)
+            out_idx[k] = encode_after_move(desc, sq, x, i, to, tmp)
             out_slot[k] = i
             k += 1
         sq[i] = to
@@ -351,7 +357,7 @@ def ep_predecessors(desc, sq, stm, board, occ, tmp, out_idx, out_slot):
 
 
 @njit(cache=True)
-def predecessors(desc, sq, stm, board, occ, tmp, out_idx):
+def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
     """Un-moves inside the table: the indices (side to move ``1 - stm``) of every position
     whose legal moves include a quiet, non-promoting move to ``sq``. Un-captures and
     un-promotions lead to larger tables and are not generated. Duplicates (a symmetric
@@ -381,7 +387,7 @@ def predecessors(desc, sq, stm, board, occ, tmp, out_idx):
                 occ2 = (occ ^ SQ_BIT[to]) | SQ_BIT[frm]
                 sq[i] = frm
                 if not attacked(desc, sq, occ2, sq[stm], mover, -1):
-                    out_idx[k] = encode(desc, sq, tmp)
+                    out_idx[k] = encode_after_move(desc, sq, x, i, to, tmp)
                     k += 1
                 sq[i] = to
             continue
@@ -404,7 +410,7 @@ def predecessors(desc, sq, stm, board, occ, tmp, out_idx):
                 occ2 = (occ ^ SQ_BIT[to]) | SQ_BIT[frm]
                 sq[i] = frm
                 if not attacked(desc, sq, occ2, sq[stm], mover, -1):
-                    out_idx[k] = encode(desc, sq, tmp)
+                    out_idx[k] = encode_after_move(desc, sq, x, i, to, tmp)
                     k += 1
                 sq[i] = to
     return k
@@ -460,7 +466,7 @@ def successor_lists(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc):
         occ = setup_board(desc, sq, board)
         if not is_legal(desc, sq, stm, occ):
             continue
-        m = successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq, o1, o2, o3, o4)
+        m = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq, o1, o2, o3, o4)
         if m == 0:
             flags[x - lo] = 2 if in_check(desc, sq, stm, occ) else 3
         else:
@@ -510,8 +516,8 @@ def predecessor_lists(desc, stm, lo, hi):
         occ = setup_board(desc, sq, board)
         if not is_legal(desc, sq, stm, occ):
             continue
-        m = predecessors(desc, sq, stm, board, occ, tmp, out)
-        m += ep_predecessors(desc, sq, stm, board, occ, tmp, out[m:], slots)
+        m = predecessors(desc, sq, x, stm, board, occ, tmp, out)
+        m += ep_predecessors(desc, sq, x, stm, board, occ, tmp, out[m:], slots)
         m = unique_small(out, m)
         if k + m > cap:
             cap = 2 * (k + m)

@@ -101,9 +101,9 @@ def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdes
             continue
         decode(desc, x, sq)
         occ = setup_board(desc, sq, board)
-        n = ep_predecessors(desc, sq, stm, board, occ, tmp, pred, slots)
+        n = ep_predecessors(desc, sq, x, stm, board, occ, tmp, pred, slots)
         if n:
-            q_moves = successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+            q_moves = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                                  o_sub, o_stm, o_idx, o_ep) > 0
         for a in range(n):
             m = ep_exits(desc, sq, stm, occ, slots[a], exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
@@ -132,7 +132,7 @@ def _has_moves(desc, sq, stm, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, 
                o_sub, o_stm, o_idx, o_ep):
     board = np.empty(64, dtype=np.int64)
     setup_board(desc, sq, board)
-    return successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+    return successors(desc, sq, -1, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                       o_sub, o_stm, o_idx, o_ep) > 0
 
 
@@ -195,7 +195,7 @@ def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
             val[j] = ILLEGAL
             cnt[j] = 0
             continue
-        m = successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+        m = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                        o_sub, o_stm, o_idx, o_ep)
         if m == 0:
             if in_check(desc, sq, stm, occ):
@@ -238,7 +238,7 @@ def expand(desc, stm, frontier):
     for x in frontier:
         decode(desc, x, sq)
         occ = setup_board(desc, sq, board)
-        m = unique_small(buf, predecessors(desc, sq, stm, board, occ, tmp, buf))
+        m = unique_small(buf, predecessors(desc, sq, x, stm, board, occ, tmp, buf))
         if k + m > cap:
             cap = 2 * (k + m)
             grown = np.empty(cap, dtype=np.int64)
@@ -298,7 +298,7 @@ def apply_losses(val, cnt, lo, preds, ply):
 
 
 @njit(cache=True)
-def decide_pending(val, cnt, lo, pending, ply):
+def decide_pending(val, lo, pending, ply):
     """Positions whose capture/promotion exit decides them at ``ply`` (a win found earlier
     by a faster in-table move is left alone). Returns the newly decided indices."""
     out = np.empty(pending.shape[0], dtype=np.int64)
@@ -357,7 +357,7 @@ def verify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
                 bad[nbad] = j
                 nbad += 1
             continue
-        m = successors(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+        m = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                        o_sub, o_stm, o_idx, o_ep)
         # Expected value: win in 1 + min over lost successors, else draw if any successor
         # is not a win for the opponent, else loss in 1 + max; no move: mate or stalemate.

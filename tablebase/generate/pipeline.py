@@ -54,8 +54,17 @@ class LocalPartitions:
 
     def superstep(self, ply: int) -> int:
         n = len(self.parts)
-        outgoing = [p.expand(n) for p in self.parts]
-        return sum(p.apply(ply, [out[i] for out in outgoing]) for i, p in enumerate(self.parts))
+        decided = 0
+        left = 1
+        while left:
+            left = 0
+            outgoing = []
+            for p in self.parts:
+                out, rest = p.expand(n)
+                outgoing.append(out)
+                left += rest
+            decided += sum(p.apply([out[i] for out in outgoing]) for i, p in enumerate(self.parts))
+        return decided + sum(p.end_ply() for p in self.parts)
 
     def last_pending_ply(self) -> int:
         return max(p.last_pending_ply() for p in self.parts)

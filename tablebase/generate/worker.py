@@ -58,8 +58,18 @@ def assign_units(scheme: IndexScheme, num_partitions: int) -> list[list[tuple[in
     return [[(stm, s) for s in range(bounds[p], bounds[p + 1]) for stm in (0, 1)] for p in range(parts)]
 
 
+#: Frontier positions un-moved per expand call: bounds the predecessor buffers (about
+#: 15 predecessors of 8 bytes each per position) whatever the size of a ply.
+EXPAND_BUDGET = 1 << 19
+
+
 class Partition:
-    """The values of some units of one table, with the stage kernels applied to them."""
+    """The values of some units of one table, with the stage kernels applied to them.
+
+    A ply runs as: ``expand`` until it reports nothing left (each call un-moves at most
+    :data:`EXPAND_BUDGET` frontier positions), ``apply`` of every batch routed here, then
+    ``end_ply``. Batches of one ply commute, so their number and order do not matter.
+    """
 
     def __init__(self, key: str, units: list[tuple[int, int]], owner: np.ndarray, subtables: SubtableValues):
         self.scheme = IndexScheme.of(key)
@@ -69,8 +79,13 @@ class Partition:
         self.subtables = subtables
         self.val: dict[tuple[int, int], np.ndarray] = {}
         self.cnt: dict[tuple[int, int], np.ndarray] = {}
-        self.frontier: dict[tuple[int, int], np.ndarray] = {}
-        self.ply = 0  # the last ply applied
+        self.ply = 0  # the ply being built (its positions are the next frontier)
+        self.frontier: dict[tuple[int, int], np.ndarray] = {}  # decided at ply - 1
+        self.cursor: dict[tuple[int, int], int] = {}
+        self.next_frontier: dict[tuple[int, int], list[np.ndarray]] = {}
+        # Positions a capture or promotion wins are found by scanning for their value at
+        # the ply it names (no index lists: they can be half the table).
+        self.exit_wins: dict[tuple[int, int], np.ndarray] = {}  # unit -> count per ply
         self.pending: dict[int, list[tuple[tuple[int, int], np.ndarray]]] = {}
         # En-passant vertices ("q with an en-passant square", reached from p by a double
         # step): per unit, arrays q, p, and the captures' fastest win / any draw / slowest
@@ -101,14 +116,16 @@ class Partition:
                                    "their sub-table marks illegal")
             self.val[unit], self.cnt[unit] = val, cnt
             self.frontier[unit] = np.flatnonzero(val == K.DECIDED) + lo
+            self.cursor[unit] = 0
             kind = val & np.uint16(0xF000)
-            wins = np.flatnonzero(kind == K.TENT_WIN)
-            self._defer(unit, wins + lo, (val[wins] & K.DEPTH_MASK).astype(np.int64))
+            self.exit_wins[unit] = np.bincount(val[kind == K.TENT_WIN] & K.DEPTH_MASK, minlength=K.MAX_DEPTH + 1)
             exit_losses = np.flatnonzero((kind == K.TENT_LOSS) & (cnt == 0))
             self._defer(unit, exit_losses + lo, (val[exit_losses] & K.DEPTH_MASK).astype(np.int64))
             legal += int((val != K.ILLEGAL).sum())
             if self._has_en_passant():
                 self._init_en_passant(unit, lo, hi)
+        self.ply = 1
+        self.next_frontier = {unit: [] for unit in self.units}
         return {"legal": legal, "mates": sum(len(f) for f in self.frontier.values())}
 
     def _has_en_passant(self) -> bool:
@@ -117,8 +134,9 @@ class Partition:
 
     def _init_en_passant(self, unit: tuple[int, int], lo: int, hi: int) -> None:
         e, s = self.exits, self.subtables
-        q, p, win, draw, loss, q_moves, bad = K.ep_pairs_slice(self.scheme.desc, unit[0], lo, hi, self.val[unit], e.exit_id,
-                                                      e.exit_flip, e.exit_perm, e.subdesc, s.values, s.offsets)
+        q, p, win, draw, loss, q_moves, bad = K.ep_pairs_slice(self.scheme.desc, unit[0], lo, hi, self.val[unit],
+                                                               e.exit_id, e.exit_flip, e.exit_perm, e.subdesc,
+                                                               s.values, s.offsets)
         if bad:
             raise RuntimeError(f"{self.scheme.material}: {bad} en-passant captures of slice {unit} lead to "
                                "positions their sub-table marks illegal")
@@ -136,10 +154,10 @@ class Partition:
             sel = plies == ply
             self.ep_due.setdefault(int(ply), []).append((unit, q[sel], p[sel], threshold[sel]))
 
-    def _ep_expand(self, unit: tuple[int, int], ply: int) -> np.ndarray:
-        """Predecessors through en-passant vertices to emit when expanding ``ply``."""
+    def _ep_expand(self, unit: tuple[int, int]) -> np.ndarray:
+        """Predecessors through en-passant vertices to emit for the current ply."""
         out = []
-        d = ply - 1
+        d = self.ply - 1
         if unit in self.ep:
             q, p, win, draw, loss = self.ep[unit]
             hit = np.isin(q, self.frontier[unit])
@@ -160,61 +178,91 @@ class Partition:
             out.append(p[~won_sooner])
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
-    def expand(self, num_partitions: int) -> list[np.ndarray]:
-        """Un-move this partition's frontier; the predecessors as global ids
-        (``stm * size + index``), one array per destination partition."""
+    def expand(self, num_partitions: int) -> tuple[list[np.ndarray], int]:
+        """Un-move the next part of this partition's frontier. Returns the predecessors as
+        global ids (``stm * size + index``), one array per destination partition, and how
+        many frontier positions are still to expand this ply."""
         size = self.scheme.size
         span = self.scheme.slice_range(0)[1]
         chunks = []
-        ply = self.ply + 1
+        budget = EXPAND_BUDGET
         for unit, frontier in self.frontier.items():
             stm = unit[0]
-            if len(frontier):
-                chunks.append(K.expand(self.scheme.desc, stm, frontier) + (1 - stm) * size)
-            if self.ep_due or self.ep:
-                chunks.append(self._ep_expand(unit, ply) + (1 - stm) * size)
-        self.ep_due.pop(ply - 1, None)
+            start = self.cursor[unit]
+            if start == 0 and (self.ep or self.ep_due):
+                chunks.append(self._ep_expand(unit) + (1 - stm) * size)
+            if budget and start < len(frontier):
+                part = frontier[start:start + budget]
+                self.cursor[unit] = start + len(part)
+                budget -= len(part)
+                chunks.append(K.expand(self.scheme.desc, stm, part) + (1 - stm) * size)
+        self.ep_due.pop(self.ply - 1, None)
+        left = sum(len(f) - self.cursor[u] for u, f in self.frontier.items())
         preds = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
         dest = self.owner[preds // size, (preds % size) // span]
         order = np.argsort(dest, kind="stable")
         preds, dest = preds[order], dest[order]
         cuts = np.searchsorted(dest, np.arange(num_partitions + 1))
-        return [preds[cuts[p]:cuts[p + 1]] for p in range(num_partitions)]
+        return [preds[cuts[p]:cuts[p + 1]] for p in range(num_partitions)], left
 
-    def apply(self, ply: int, incoming: list[np.ndarray]) -> int:
-        """Apply the predecessors routed here for ``ply`` and decide the exits due at
-        ``ply``; the positions decided form the new frontier. Returns how many."""
+    def apply(self, incoming: list[np.ndarray]) -> int:
+        """Apply predecessors routed here: at an odd ply they win (their successor was
+        lost at the last ply), at an even ply they lose a way out. Returns how many
+        positions this decided."""
         size = self.scheme.size
         span = self.scheme.slice_range(0)[1]
-        self.ply = ply
         preds = np.concatenate(incoming) if incoming else np.zeros(0, dtype=np.int64)
+        if not len(preds):
+            return 0
         unit_of = (preds // size) * (1 << 40) + (preds % size) // span
         order = np.argsort(unit_of, kind="stable")
         preds, unit_of = preds[order], unit_of[order]
-        due = dict()
+        decided = 0
+        for unit in self.units:
+            stm, s = unit
+            a, b = np.searchsorted(unit_of, [stm * (1 << 40) + s, stm * (1 << 40) + s + 1])
+            if a == b:
+                continue
+            lo, _ = self._range(unit)
+            mine = preds[a:b] % size
+            if self.ply % 2 == 1:
+                new = K.apply_wins(self.val[unit], lo, mine, self.ply)
+            else:
+                new, later, later_ply = K.apply_losses(self.val[unit], self.cnt[unit], lo, mine, self.ply)
+                self._defer(unit, later, later_ply)
+            self.next_frontier[unit].append(new)
+            decided += len(new)
+        return decided
+
+    def end_ply(self) -> int:
+        """Decide what captures and promotions decide at this ply, make the positions
+        decided at this ply the frontier and move to the next ply. Returns how many the
+        exits decided."""
+        ply = self.ply
+        due: dict[tuple[int, int], list[np.ndarray]] = {}
         for unit, idx in self.pending.pop(ply, []):
             due.setdefault(unit, []).append(idx)
         decided = 0
         for unit in self.units:
-            stm, s = unit
             lo, _ = self._range(unit)
-            a, b = np.searchsorted(unit_of, [stm * (1 << 40) + s, stm * (1 << 40) + s + 1])
-            mine = preds[a:b] % size
-            val, cnt = self.val[unit], self.cnt[unit]
-            if ply % 2 == 1:  # predecessors of positions lost at ply - 1
-                new = K.apply_wins(val, lo, mine, ply)
-            else:
-                new, later, later_ply = K.apply_losses(val, cnt, lo, mine, ply)
-                self._defer(unit, later, later_ply)
-            parts = [new]
+            val = self.val[unit]
+            parts = self.next_frontier[unit]
+            if ply <= K.MAX_DEPTH and self.exit_wins[unit][ply]:
+                due.setdefault(unit, []).append(np.flatnonzero(val == (K.TENT_WIN | np.uint16(ply))) + lo)
             for idx in due.get(unit, []):
-                parts.append(K.decide_pending(val, cnt, lo, idx, ply))
-            self.frontier[unit] = np.concatenate(parts)
-            decided += sum(len(p) for p in parts)
+                new = K.decide_pending(val, lo, idx, ply)
+                parts.append(new)
+                decided += len(new)
+            self.frontier[unit] = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            self.cursor[unit] = 0
+            self.next_frontier[unit] = []
+        self.ply = ply + 1
         return decided
 
     def last_pending_ply(self) -> int:
-        return max(max(self.pending, default=-1), max(self.ep_due, default=-2) + 1)
+        """The last ply at which an exit or an en-passant vertex still decides something."""
+        wins = max((int(np.flatnonzero(h)[-1]) for h in self.exit_wins.values() if h.any()), default=-1)
+        return max(max(self.pending, default=-1), max(self.ep_due, default=-2) + 1, wins)
 
     def finish(self, folder: Path | None) -> list[ShardInfo]:
         """Turn undecided positions into draws; write one shard per unit when ``folder`` is given."""
