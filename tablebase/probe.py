@@ -733,7 +733,7 @@ class Tablebase:
         >>> with open_tablebase("data/test-tables") as tablebase:
         ...     tablebase.probe_moves(chess.Board("8/8/8/8/8/8/8/K2kr3 b - - 0 1"))[0]
         ...
-        MoveValue(move=Move.from_uci('e1d1'), wdl=1, dtm=9)
+        MoveValue(move=Move.from_uci('d1c2'), wdl=1, dtm=5)
         """
         self._value(board)  # raises for boards no table answers
         child = board.copy(stack=False)
@@ -864,7 +864,7 @@ class Tablebase:
         >>> with open_tablebase("data/test-tables") as tablebase:
         ...     tablebase.probe_dtm_batch(["8/8/8/8/8/8/8/K2kr3 w - - 0 1", "8/8/8/8/8/8/8/K2kr3 b - - 0 1"])
         ...
-        array([-10,   9], dtype=int16)
+        array([-10,   5], dtype=int16)
         """
         return self._batch(boards)[1]
 

@@ -80,7 +80,9 @@ class Partition:
         self.val: dict[tuple[int, int], np.ndarray] = {}
         self.cnt: dict[tuple[int, int], np.ndarray] = {}
         self.ply = 0  # the ply being built (its positions are the next frontier)
-        self.frontier: dict[tuple[int, int], np.ndarray] = {}  # decided at ply - 1
+        # Decided at ply - 1, as int32 offsets from the unit's first index (4 bytes each:
+        # a ply can decide a good part of a table).
+        self.frontier: dict[tuple[int, int], np.ndarray] = {}
         self.cursor: dict[tuple[int, int], int] = {}
         self.next_frontier: dict[tuple[int, int], list[np.ndarray]] = {}
         # Positions a capture or promotion wins are found by scanning for their value at
@@ -115,7 +117,7 @@ class Partition:
                 raise RuntimeError(f"{self.scheme.material}: {bad} exits of slice {unit} lead to positions "
                                    "their sub-table marks illegal")
             self.val[unit], self.cnt[unit] = val, cnt
-            self.frontier[unit] = np.flatnonzero(val == K.DECIDED) + lo
+            self.frontier[unit] = np.flatnonzero(val == K.DECIDED).astype(np.int32)
             self.cursor[unit] = 0
             kind = val & np.uint16(0xF000)
             self.exit_wins[unit] = np.bincount(val[kind == K.TENT_WIN] & K.DEPTH_MASK, minlength=K.MAX_DEPTH + 1)
@@ -158,9 +160,10 @@ class Partition:
         """Predecessors through en-passant vertices to emit for the current ply."""
         out = []
         d = self.ply - 1
+        lo, _ = self._range(unit)
         if unit in self.ep:
             q, p, win, draw, loss = self.ep[unit]
-            hit = np.isin(q, self.frontier[unit])
+            hit = np.isin(q - lo, self.frontier[unit])
             if d % 2 == 0:  # q lost at d: the en-passant vertex is lost too unless a capture saves it
                 lost = hit & (win > K.MAX_DEPTH) & ~draw
                 out.append(p[lost & (loss <= d)])
@@ -168,7 +171,6 @@ class Partition:
                 self._ep_schedule(unit, loss[late], q[late], p[late], np.full(int(late.sum()), -1))
             else:  # q won at d: so is the vertex, unless a capture won it sooner
                 out.append(p[hit & ((win > K.MAX_DEPTH) | (win >= d))])
-        lo, _ = self._range(unit)
         for u, q, p, threshold in self.ep_due.get(d, []):
             if u != unit:
                 continue
@@ -192,7 +194,7 @@ class Partition:
             if start == 0 and (self.ep or self.ep_due):
                 chunks.append(self._ep_expand(unit) + (1 - stm) * size)
             if budget and start < len(frontier):
-                part = frontier[start:start + budget]
+                part = frontier[start:start + budget] + np.int64(self._range(unit)[0])
                 self.cursor[unit] = start + len(part)
                 budget -= len(part)
                 chunks.append(K.expand(self.scheme.desc, stm, part) + (1 - stm) * size)
@@ -230,7 +232,7 @@ class Partition:
             else:
                 new, later, later_ply = K.apply_losses(self.val[unit], self.cnt[unit], lo, mine, self.ply)
                 self._defer(unit, later, later_ply)
-            self.next_frontier[unit].append(new)
+            self.next_frontier[unit].append((new - lo).astype(np.int32))
             decided += len(new)
         return decided
 
@@ -251,9 +253,9 @@ class Partition:
                 due.setdefault(unit, []).append(np.flatnonzero(val == (K.TENT_WIN | np.uint16(ply))) + lo)
             for idx in due.get(unit, []):
                 new = K.decide_pending(val, lo, idx, ply)
-                parts.append(new)
+                parts.append((new - lo).astype(np.int32))
                 decided += len(new)
-            self.frontier[unit] = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            self.frontier[unit] = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
             self.cursor[unit] = 0
             self.next_frontier[unit] = []
         self.ply = ply + 1
