@@ -91,10 +91,7 @@ def _transform(t: int, sq: int) -> int:
 
 
 SYMMETRY = np.array([[_transform(t, s) for s in range(64)] for t in range(8)], dtype=np.int64)
-MIRROR_FILES = SYMMETRY[1]
 DIAGONAL_FLIP = SYMMETRY[4]
-#: COLOUR_FLIP mirrors ranks: how a board is seen with colours swapped.
-COLOUR_FLIP = SYMMETRY[2]
 
 
 def in_triangle(sq: int) -> bool:
@@ -108,5 +105,3 @@ TRIANGLE_SYMMETRY = np.array([next(t for t in range(8) if in_triangle(_transform
                              dtype=np.int64)
 ON_DIAGONAL = np.array([(s & 7) == (s >> 3) for s in range(64)], dtype=np.bool_)
 ABOVE_DIAGONAL = np.array([(s >> 3) > (s & 7) for s in range(64)], dtype=np.bool_)
-
-SQUARE_NAMES = [f"{'abcdefgh'[s & 7]}{s // 8 + 1}" for s in range(64)]

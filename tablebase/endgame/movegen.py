@@ -22,6 +22,10 @@ from .index import D_COLOUR, D_N, D_TYPE, DESC_LEN, decode, encode, encode_after
 from .material import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Material, material_of_counts, PIECE_ORDER
 
 SQ_BIT = np.array([1 << s for s in range(64)], dtype=np.uint64)
+DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
+for _s in range(64):
+    DEBRUIJN_INDEX[((1 << _s) * 0x03F79D71B4CB0A89 & (2**64 - 1)) >> 58] = _s
 MAX_MOVES = 256
 
 
@@ -170,6 +174,109 @@ def _emit(desc, sq, x, stm, i, frm, to, cap, promo, exit_id, exit_flip, exit_per
 
 
 @njit(cache=True)
+def _piece_targets(t, colour, s, occ):
+    """Squares a non-pawn piece of type ``t`` on ``s`` attacks (through empty squares)."""
+    if t == KING:
+        return KING_MASK[s]
+    if t == KNIGHT:
+        return KNIGHT_MASK[s]
+    att = np.uint64(0)
+    d0 = 4 if t == BISHOP else 0
+    d1 = 4 if t == ROOK else 8
+    for d in range(d0, d1):
+        for step in range(7):
+            to = RAYS[s, d, step]
+            if to < 0:
+                break
+            bit = SQ_BIT[to]
+            att |= bit
+            if occ & bit:
+                break
+    return att
+
+
+@njit(cache=True)
+def _lsb(b):
+    return DEBRUIJN_INDEX[((b & (~b + np.uint64(1))) * DEBRUIJN) >> np.uint64(58)]
+
+
+@njit(cache=True)
+def _raw_moves(desc, sq, stm, board, occ, out):
+    """Legal moves of the side to move packed as ints (slot | to << 3 | (captured slot + 1)
+    << 9 | promotion << 13 | en-passant-able double step << 16); returns how many."""
+    n = desc[D_N]
+    them = 1 - stm
+    king = sq[stm]
+    checked = attacked(desc, sq, occ, king, them, -1)
+    own = np.uint64(0)
+    for i in range(n):
+        if desc[D_COLOUR + i] == stm:
+            own |= SQ_BIT[sq[i]]
+    k = 0
+    for i in range(n):
+        if desc[D_COLOUR + i] != stm:
+            continue
+        t = desc[D_TYPE + i]
+        frm = sq[i]
+        # Out of check, a piece off every line through its king cannot expose it.
+        safe = not checked and t != KING and LINE_KIND[king, frm] == 0
+        if t == PAWN:
+            fwd = 8 if stm == 0 else -8
+            to = frm + fwd
+            promo_lo = 1 if (to >> 3) == (7 if stm == 0 else 0) else 0
+            promo_hi = 4 if promo_lo else 0
+            if board[to] < 0:
+                sq[i] = to
+                ok = safe or not attacked(desc, sq, (occ ^ SQ_BIT[frm]) | SQ_BIT[to], king, them, -1)
+                sq[i] = frm
+                if ok:
+                    for promo in range(promo_lo, promo_hi + 1):
+                        out[k] = i | (to << 3) | (promo << 13)
+                        k += 1
+                to2 = to + fwd
+                if (frm >> 3) == (1 if stm == 0 else 6) and board[to2] < 0:
+                    occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to2]
+                    sq[i] = to2
+                    ok = safe or not attacked(desc, sq, occ2, king, them, -1)
+                    if ok:
+                        ep = 1 if ep_capture_legal(desc, sq, them, occ2, i) else 0
+                        out[k] = i | (to2 << 3) | (ep << 16)
+                        k += 1
+                    sq[i] = frm
+            f = frm & 7
+            for df in range(-1, 2, 2):
+                if f + df < 0 or f + df > 7:
+                    continue
+                to = frm + fwd + df
+                cap = board[to]
+                if cap < 0 or desc[D_COLOUR + cap] == stm:
+                    continue
+                sq[i] = to
+                ok = safe or not attacked(desc, sq, occ ^ SQ_BIT[frm], king, them, cap)
+                sq[i] = frm
+                if ok:
+                    for promo in range(promo_lo, promo_hi + 1):
+                        out[k] = i | (to << 3) | ((cap + 1) << 9) | (promo << 13)
+                        k += 1
+            continue
+        targets = _piece_targets(t, stm, frm, occ) & ~own
+        while targets:
+            to = _lsb(targets)
+            targets &= targets - np.uint64(1)
+            cap = board[to]
+            if safe:
+                ok = True
+            else:
+                sq[i] = to
+                ok = not attacked(desc, sq, (occ ^ SQ_BIT[frm]) | SQ_BIT[to], sq[stm], them, cap)
+                sq[i] = frm
+            if ok:
+                out[k] = i | (to << 3) | ((cap + 1) << 9)
+                k += 1
+    return k
+
+
+@njit(cache=True)
 def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                out_sub, out_stm, out_idx, out_ep):
     """Every legal move of the side to move, as (sub-table id or -1, side to move, index)
@@ -179,108 +286,34 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
     ``out_ep`` is the slot of the pawn for a double step after which the opponent can
     capture en passant (the successor is then that index *with* an en-passant square,
     see :func:`ep_exits`), else -1."""
+    m = _raw_moves(desc, sq, stm, board, occ, out_idx)
     n = desc[D_N]
-    them = 1 - stm
-    king = sq[stm]
-    checked = attacked(desc, sq, occ, king, them, -1)
-    k = 0
-    for i in range(n):
-        if desc[D_COLOUR + i] != stm:
-            continue
-        t = desc[D_TYPE + i]
+    for k in range(m):
+        packed = out_idx[k]
+        i = packed & 7
+        to = (packed >> 3) & 63
+        cap = ((packed >> 9) & 15) - 1
+        promo = (packed >> 13) & 7
         frm = sq[i]
-        # Out of check, a piece off every line through the king cannot expose it.
-        safe = not checked and t != KING and LINE_KIND[king, frm] == 0
-        if t == PAWN:
-            fwd = 8 if stm == 0 else -8
-            to = frm + fwd
-            last_rank = (to >> 3) == (7 if stm == 0 else 0)
-            # Pushes.
-            if board[to] < 0:
-                occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to]
-                sq[i] = to
-                ok = safe or not attacked(desc, sq, occ2, sq[stm], them, -1)
-                sq[i] = frm
-                if ok:
-                    if last_rank:
-                        for promo in range(1, 5):
-                            _emit(desc, sq, x, stm, i, frm, to, -1, promo, exit_id, exit_flip, exit_perm, subdesc,
-                                  tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
-                            k += 1
-                    else:
-                        _emit(desc, sq, x, stm, i, frm, to, -1, 0, exit_id, exit_flip, exit_perm, subdesc,
-                              tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
-                        k += 1
-                start_rank = 1 if stm == 0 else 6
-                to2 = to + fwd
-                if (frm >> 3) == start_rank and board[to2] < 0:
-                    occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to2]
-                    sq[i] = to2
-                    ok = safe or not attacked(desc, sq, occ2, sq[stm], them, -1)
-                    sq[i] = frm
-                    if ok:
-                        _emit(desc, sq, x, stm, i, frm, to2, -1, 0, exit_id, exit_flip, exit_perm, subdesc,
-                              tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
-                        sq[i] = to2
-                        if ep_capture_legal(desc, sq, them, occ2, i):
-                            out_ep[k] = i
-                        sq[i] = frm
-                        k += 1
-            # Captures.
-            for df in (-1, 1):
-                f = (frm & 7) + df
-                if f < 0 or f > 7:
-                    continue
-                to = frm + fwd + df
-                cap = board[to]
-                if cap < 0 or desc[D_COLOUR + cap] == stm:
-                    continue
-                occ2 = occ ^ SQ_BIT[frm]
-                sq[i] = to
-                ok = safe or not attacked(desc, sq, occ2, sq[stm], them, cap)
-                sq[i] = frm
-                if ok:
-                    if last_rank:
-                        for promo in range(1, 5):
-                            _emit(desc, sq, x, stm, i, frm, to, cap, promo, exit_id, exit_flip, exit_perm, subdesc,
-                                  tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
-                            k += 1
-                    else:
-                        _emit(desc, sq, x, stm, i, frm, to, cap, 0, exit_id, exit_flip, exit_perm, subdesc,
-                              tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
-                        k += 1
-            continue
-        # Pieces: one list of target squares per kind, rays stop at the first piece.
-        for d in range(8):
-            for step in range(7):
-                if t == KING:
-                    if step > 0:
-                        break
-                    to = KING_TARGETS[frm, d]
-                elif t == KNIGHT:
-                    if step > 0:
-                        break
-                    to = KNIGHT_TARGETS[frm, d]
-                else:
-                    if (t == ROOK and d >= 4) or (t == BISHOP and d < 4):
-                        break
-                    to = RAYS[frm, d, step]
-                if to < 0:
-                    break
-                cap = board[to]
-                if cap >= 0 and desc[D_COLOUR + cap] == stm:
-                    break
-                occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to]
-                sq[i] = to
-                ok = safe or not attacked(desc, sq, occ2, sq[stm], them, cap)
-                sq[i] = frm
-                if ok:
-                    _emit(desc, sq, x, stm, i, frm, to, cap, 0, exit_id, exit_flip, exit_perm, subdesc,
-                          tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
-                    k += 1
-                if cap >= 0:
-                    break
-    return k
+        sq[i] = to
+        if cap < 0 and promo == 0:
+            out_sub[k] = -1
+            out_stm[k] = 1 - stm
+            out_idx[k] = encode_after_move(desc, sq, x, i, frm, tmp)
+            out_ep[k] = i if packed >> 16 else -1
+        else:
+            pslot = i if promo > 0 else -1
+            sid = exit_id[cap + 1, pslot + 1, promo]
+            flip = exit_flip[cap + 1, pslot + 1, promo]
+            for j in range(n):
+                if j != cap:
+                    sub_sq[exit_perm[cap + 1, pslot + 1, promo, j]] = (sq[j] ^ 56) if flip else sq[j]
+            out_sub[k] = sid
+            out_stm[k] = (1 - stm) ^ flip
+            out_idx[k] = encode(subdesc[sid], sub_sq, tmp)
+            out_ep[k] = -1
+        sq[i] = frm
+    return m
 
 
 @njit(cache=True)
@@ -359,13 +392,14 @@ def ep_predecessors(desc, sq, x, stm, board, occ, tmp, out_idx, out_slot):
 @njit(cache=True)
 def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
     """Un-moves inside the table: the indices (side to move ``1 - stm``) of every position
-    whose legal moves include a quiet, non-promoting move to ``sq``. Un-captures and
-    un-promotions lead to larger tables and are not generated. Duplicates (a symmetric
-    position reached twice) are kept; see :func:`unique_small`. Double steps after which
-    an en-passant capture is legal lead to ``sq`` *with* an en-passant square, another
-    vertex: :func:`ep_predecessors` lists them."""
+    whose legal moves include a quiet, non-promoting move to ``sq`` (the decoded placement
+    of index ``x``). Un-captures and un-promotions lead to larger tables and are not
+    generated. Duplicates (a symmetric position reached twice) are kept; see
+    :func:`unique_small`. Double steps after which an en-passant capture is legal lead to
+    ``sq`` *with* an en-passant square, another vertex: :func:`ep_predecessors` lists them."""
     n = desc[D_N]
     mover = 1 - stm
+    king = sq[stm]
     k = 0
     for i in range(n):
         if desc[D_COLOUR + i] != mover:
@@ -384,35 +418,21 @@ def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
                     frm = to + 2 * back
                     if board[frm] >= 0:
                         break
-                occ2 = (occ ^ SQ_BIT[to]) | SQ_BIT[frm]
                 sq[i] = frm
-                if not attacked(desc, sq, occ2, sq[stm], mover, -1):
+                if not attacked(desc, sq, (occ ^ SQ_BIT[to]) | SQ_BIT[frm], king, mover, -1):
                     out_idx[k] = encode_after_move(desc, sq, x, i, to, tmp)
                     k += 1
                 sq[i] = to
             continue
-        for d in range(8):
-            for step in range(7):
-                if t == KING:
-                    if step > 0:
-                        break
-                    frm = KING_TARGETS[to, d]
-                elif t == KNIGHT:
-                    if step > 0:
-                        break
-                    frm = KNIGHT_TARGETS[to, d]
-                else:
-                    if (t == ROOK and d >= 4) or (t == BISHOP and d < 4):
-                        break
-                    frm = RAYS[to, d, step]
-                if frm < 0 or board[frm] >= 0:
-                    break
-                occ2 = (occ ^ SQ_BIT[to]) | SQ_BIT[frm]
-                sq[i] = frm
-                if not attacked(desc, sq, occ2, sq[stm], mover, -1):
-                    out_idx[k] = encode_after_move(desc, sq, x, i, to, tmp)
-                    k += 1
-                sq[i] = to
+        sources = _piece_targets(t, mover, to, occ) & ~occ
+        while sources:
+            frm = _lsb(sources)
+            sources &= sources - np.uint64(1)
+            sq[i] = frm
+            if not attacked(desc, sq, (occ ^ SQ_BIT[to]) | SQ_BIT[frm], king, mover, -1):
+                out_idx[k] = encode_after_move(desc, sq, x, i, to, tmp)
+                k += 1
+            sq[i] = to
     return k
 
 

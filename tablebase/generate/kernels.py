@@ -39,11 +39,6 @@ CANT_LOSE = np.uint8(255)
 
 
 @njit(cache=True)
-def _is_decided(v):
-    return v != ILLEGAL and (v & np.uint16(0xF000)) == DECIDED
-
-
-@njit(cache=True)
 def _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m):
     """Over the exits among ``m`` moves, from the mover's side: the fastest win (MAX_DEPTH + 1
     if none), whether one draws, the slowest loss (0 if none), and how many exits reach a
