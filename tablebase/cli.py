@@ -165,11 +165,12 @@ def cmd_info(args) -> int:
     return 0
 
 
-def _probe_category(wdl: int, board) -> str:
-    """Lichess's word for a position's value from its side to move."""
-    if board.is_checkmate():
+def _probe_category(wdl: int, position) -> str:
+    """Lichess's word for a value: checkmate or stalemate when ``position`` is one, else
+    win, draw or loss."""
+    if position.is_checkmate():
         return "checkmate"
-    if board.is_stalemate():
+    if position.is_stalemate():
         return "stalemate"
     return {1: "win", 0: "draw", -1: "loss"}[wdl]
 
@@ -195,10 +196,8 @@ def cmd_probe(args) -> int:
         after = board.copy(stack=False)
         after.push(m.move)
         # The mover's result; a move that mates or stalemates is named so, as on Lichess.
-        category = {"checkmate": "checkmate", "stalemate": "stalemate"}.get(_probe_category(-m.wdl, after),
-                                                                            _probe_category(m.wdl, board))
-        rows.append({"uci": m.move.uci(), "san": board.san(m.move), "category": category, "wdl": m.wdl,
-                     "dtm": m.dtm})
+        rows.append({"uci": m.move.uci(), "san": board.san(m.move), "category": _probe_category(m.wdl, after),
+                     "wdl": m.wdl, "dtm": m.dtm})
     result = {"fen": board.fen(), "material": board_material(board)[0],
               "turn": "white" if board.turn == chess.WHITE else "black",
               "category": _probe_category(wdl, board), "wdl": wdl, "dtm": dtm, "moves": rows}

@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numba import njit
 
-from .endgame.index import D_N, IndexScheme, encode
+from .endgame.index import D_COLOUR, D_N, D_TYPE, IndexScheme, encode
 from .endgame.material import MAX_PIECES, WHITE, normalize_key
 from .endgame.pychess import board_squares
 from .generate.kernels import DEPTH_MASK, DRAW, ILLEGAL, from_wdl_dtm, to_wdl_dtm
@@ -47,6 +47,7 @@ from .store.shards import INDEX_SCHEME, SCHEMA, SIDES, CorruptTableError, ShardI
 
 __all__ = [
     "BadFenError",
+    "CacheInfo",
     "CastlingRightsError",
     "CorruptTableError",
     "ILLEGAL_WDL",
@@ -107,6 +108,9 @@ class MoveValue:
 
 
 class CacheInfo(NamedTuple):
+    """What :meth:`Tablebase.cache_info` reports: decoded blocks (row groups) held, their
+    bytes, the bound, and the lookups that found or decoded their block."""
+
     blocks: int
     bytes: int
     capacity: int
@@ -130,52 +134,50 @@ def open_tablebase(path: str | os.PathLike, *, cache_bytes: int = 64 << 20) -> "
     return tablebase
 
 
-# python-chess board attribute holding the bitboard of each piece type, in PIECE_ORDER.
-_BITBOARDS = ("kings", "queens", "rooks", "bishops", "knights", "pawns")
-
-
 class _Layout(NamedTuple):
-    """How to read a material's slot squares off a board's bitboards."""
+    """A material as boards show it: its table, whether Black holds the table's white
+    (left-hand) side, and the table's index descriptor."""
 
     key: str
     flipped: bool
-    # One (bitboard attribute, python-chess colour) per group of identical pieces, in slot order.
-    groups: tuple[tuple[str, bool], ...]
     desc: np.ndarray
 
 
 def _layout(board: chess.Board) -> _Layout:
     material, flipped, _, _ = board_squares(board)
-    groups: list[tuple[str, bool]] = []
-    for colour, ptype in material.pieces():
-        group = (_BITBOARDS[ptype], (colour == WHITE) != flipped)
-        if not groups or groups[-1] != group:
-            groups.append(group)
-    return _Layout(material.key, flipped, tuple(groups), IndexScheme.of(material).desc)
+    return _Layout(material.key, flipped, IndexScheme.of(material).desc)
 
 
-# Layouts by piece counts: material.py and board_squares answer once per material, then
-# the squares come straight off the bitboards (board_squares costs ~20 us a call).
+# Layouts by the counts of each non-king piece of each colour: material.py and
+# board_squares answer once per material, then the squares come straight off the
+# bitboards (board_squares costs ~20 us a call).
 _LAYOUTS: dict[tuple[int, ...], _Layout] = {}
 
 
-@njit(cache=True)
-def _encode_packed(desc: np.ndarray, packed: int) -> int:
-    """Index of a placement packed 6 bits a slot, slot 0 lowest: one int crosses into
-    compiled code instead of two fresh arrays (0.5 us instead of 1.5 us a call)."""
+@njit("int64(int64[:], boolean, uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64)", cache=True)
+def _encode_board(desc, flipped, white, black, kings, queens, rooks, bishops, knights, pawns):
+    """Index of a board given by its python-chess bitboards (-1 where the index rejects
+    the placement). One compiled call reads the squares off the bitboards in slot order
+    and encodes them: a per-piece Python loop and fresh numpy arrays cost three times
+    as much."""
+    pieces = (kings, queens, rooks, bishops, knights, pawns)  # in PIECE_ORDER
     sq = np.empty(MAX_PIECES, dtype=np.int64)
     tmp = np.empty(MAX_PIECES, dtype=np.int64)
+    mirror = 56 if flipped else 0  # the colour flip mirrors the ranks
+    one = np.uint64(1)
+    group = -1
+    bb = np.uint64(0)
     for i in range(desc[D_N]):
-        sq[i] = (packed >> (6 * i)) & 63
+        colour, ptype = desc[D_COLOUR + i], desc[D_TYPE + i]
+        if colour * 8 + ptype != group:  # the first slot of a group of identical pieces
+            group = colour * 8 + ptype
+            bb = pieces[ptype] & (white if (colour == WHITE) != flipped else black)
+        s = 0
+        while not (bb >> np.uint64(s)) & one:
+            s += 1
+        sq[i] = s ^ mirror
+        bb &= bb - one
     return encode(desc, sq, tmp)
-
-
-def _signature(board: chess.Board) -> tuple[int, ...]:
-    white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
-    q, r, b, n, p = board.queens, board.rooks, board.bishops, board.knights, board.pawns
-    return ((q & white).bit_count(), (r & white).bit_count(), (b & white).bit_count(), (n & white).bit_count(),
-            (p & white).bit_count(), (q & black).bit_count(), (r & black).bit_count(), (b & black).bit_count(),
-            (n & black).bit_count(), (p & black).bit_count())
 
 
 def _illegal(board: chess.Board, status: chess.Status) -> IllegalPositionError:
@@ -226,16 +228,33 @@ del _legal
 
 
 class _Shard:
-    """One Parquet shard, its footer parsed once, its sha256 checked before its first read."""
+    """One Parquet shard, its footer parsed once, its sha256 checked before its first
+    read. Its blocks (the unit of decoding and caching) are its row groups."""
 
-    def __init__(self, folder: Path, material: str, info: ShardInfo, whole: bool):
-        self.folder, self.info, self.whole = folder, info, whole
+    def __init__(self, folder: Path, material: str, info: ShardInfo):
+        self.folder, self.info = folder, info
         self.start = info.start
         self.path = folder / info.file
         check_shard(folder, info, hash_check=False)
         try:
             self.file = pq.ParquetFile(self.path, memory_map=True)
+        except (OSError, pa.ArrowException) as e:
+            raise CorruptTableError(f"{self.path}: unreadable Parquet footer ({e})") from e
+        try:
+            self.block_rows = self._check_footer(material)
+        except BaseException:
+            self.file.close()
+            raise
+        self._lock = threading.Lock()
+        self._verified = False
+
+    def _check_footer(self, material: str) -> int:
+        """Raise CorruptTableError unless the footer describes this shard; return the
+        rows of a row group."""
+        info = self.info
+        try:
             meta = self.file.schema_arrow.metadata or {}
+            schema = self.file.schema_arrow.remove_metadata()
             num_rows = self.file.metadata.num_rows
             rg_rows = [self.file.metadata.row_group(i).num_rows for i in range(self.file.num_row_groups)]
         except (OSError, pa.ArrowException) as e:
@@ -246,32 +265,24 @@ class _Shard:
             found = meta.get(f"tablebase.{k}".encode(), b"").decode(errors="replace")
             if found != v:
                 raise CorruptTableError(f"{self.path}: footer says {k}={found!r}, the manifest {v!r}")
-        if not self.file.schema_arrow.remove_metadata().equals(SCHEMA):
-            raise CorruptTableError(f"{self.path}: columns {self.file.schema_arrow.names}, expected wdl int8, dtm int16")
+        if not schema.equals(SCHEMA):
+            raise CorruptTableError(f"{self.path}: columns {schema}, expected wdl int8, dtm int16")
         if num_rows != info.rows or info.rows != info.stop - info.start:
             raise CorruptTableError(f"{self.path}: {num_rows} rows, the manifest says {info.rows}")
-        self.block_starts = [0] * len(rg_rows)
-        for i in range(1, len(rg_rows)):
-            self.block_starts[i] = self.block_starts[i - 1] + rg_rows[i - 1]
-        self.block_starts_np = np.array(self.block_starts, dtype=np.int64)
-        self._lock = threading.Lock()
-        self._verified = False
-
-    def block_of(self, row: int) -> tuple[int, int]:
-        """(block, its first row) of a row: the whole shard is block 0 when decoded whole."""
-        if self.whole:
-            return 0, 0
-        b = bisect.bisect_right(self.block_starts, row) - 1
-        return b, self.block_starts[b]
+        # Row groups of one size (the last may be shorter) make a row's block a division.
+        if not rg_rows or any(r != rg_rows[0] for r in rg_rows[:-1]) or rg_rows[-1] > rg_rows[0]:
+            raise CorruptTableError(f"{self.path}: row groups of sizes {rg_rows[:3]}...{rg_rows[-1:]}, "
+                                    "expected equal ones")
+        return rg_rows[0]
 
     def load(self, block: int) -> np.ndarray:
-        """Decoded final values (uint16) of one block."""
+        """Decoded final values (uint16) of one row group."""
         with self._lock:  # a ParquetFile is not safe for concurrent reads
             if not self._verified:
                 check_shard(self.folder, self.info, hash_check=True)
                 self._verified = True
             try:
-                table = self.file.read() if self.whole else self.file.read_row_group(block)
+                table = self.file.read_row_group(block)
             except (OSError, pa.ArrowException) as e:
                 raise CorruptTableError(f"{self.path}: unreadable Parquet ({e})") from e
         wdl = table.column("wdl")
@@ -287,7 +298,7 @@ class _Shard:
 class _Table:
     """A material's manifest and shards, by side to move."""
 
-    def __init__(self, key: str, folder: Path, whole_max_rows: int):
+    def __init__(self, key: str, folder: Path):
         manifest = read_manifest(folder)
         if manifest is None:
             raise CorruptTableError(f"{folder}: manifest.json disappeared")
@@ -307,10 +318,11 @@ class _Table:
                 if info.start != (side[-1].info.stop if side else 0):
                     raise CorruptTableError(f"{folder}: shard {info.file} starts at {info.start}, leaving a gap "
                                             "or an overlap")
-                side.append(_Shard(folder, key, info, info.rows <= whole_max_rows))
+                side.append(_Shard(folder, key, info))
             for side, shards in zip(SIDES, self.shards):
                 if (shards[-1].info.stop if shards else 0) != self.scheme.size:
-                    raise CorruptTableError(f"{folder}: shards of side {side} do not cover the {self.scheme.size} indices")
+                    raise CorruptTableError(f"{folder}: shards of side {side} do not cover the "
+                                            f"{self.scheme.size} indices")
         except BaseException:
             self.close()
             raise
@@ -382,10 +394,6 @@ class Tablebase:
     def __init__(self, *, cache_bytes: int = 64 << 20):
         if cache_bytes < 0:
             raise ValueError(f"cache_bytes must be >= 0, not {cache_bytes}")
-        # A shard small enough to take at most 1/8 of the cache is decoded whole: one
-        # block to look up, and batch gathers need no grouping. Larger shards are
-        # decoded a row group at a time.
-        self._whole_max_rows = cache_bytes // 8 // 2
         self._directories: set[str] = set()
         self._folders: dict[str, Path] = {}
         self._tables: dict[str, _Table] = {}
@@ -410,140 +418,6 @@ class Tablebase:
             for key, entry in found.items():
                 self._folders.setdefault(key, entry)
         return len(found)
-
-    def close(self) -> None:
-        self.file.close()
-
-
-class _Table:
-    """A material's manifest and shards, by side to move."""
-
-    def __init__(self, key: str, folder: Path, whole_max_rows: int):
-        manifest = read_manifest(folder)
-        if manifest is None:
-            raise CorruptTableError(f"{folder}: manifest.json disappeared")
-        if manifest.material != key:
-            raise CorruptTableError(f"{folder}: manifest is for {manifest.material}, not {key}")
-        self.key = key
-        self.scheme = IndexScheme.of(key)
-        if manifest.index_size != self.scheme.size or manifest.index_scheme != INDEX_SCHEME:
-            raise CorruptTableError(f"{folder}: manifest index {manifest.index_scheme} of size {manifest.index_size}, "
-                                    f"this reader's is {INDEX_SCHEME} of size {self.scheme.size}")
-        self.shards: tuple[list[_Shard], list[_Shard]] = ([], [])
-        try:
-            for info in sorted(manifest.shards, key=lambda s: s.start):
-                if info.side not in SIDES:
-                    raise CorruptTableError(f"{folder}: shard {info.file} has side {info.side!r}")
-                side = self.shards[SIDES.index(info.side)]
-                if info.start != (side[-1].info.stop if side else 0):
-                    raise CorruptTableError(f"{folder}: shard {info.file} starts at {info.start}, leaving a gap "
-                                            "or an overlap")
-                side.append(_Shard(folder, key, info, info.rows <= whole_max_rows))
-            for side, shards in zip(SIDES, self.shards):
-                if (shards[-1].info.stop if shards else 0) != self.scheme.size:
-                    raise CorruptTableError(f"{folder}: shards of side {side} do not cover the {self.scheme.size} indices")
-        except BaseException:
-            self.close()
-            raise
-        self.starts = tuple([s.start for s in shards] for shards in self.shards)
-
-    def shard_of(self, stm: int, idx: int) -> _Shard:
-        shards = self.shards[stm]
-        if len(shards) == 1:
-            return shards[0]
-        return shards[bisect.bisect_right(self.starts[stm], idx) - 1]
-
-    def close(self) -> None:
-        for shards in self.shards:
-            for shard in shards:
-                shard.close()
-
-
-class _BlockCache:
-    """A thread-safe LRU of decoded blocks, bounded by their bytes."""
-
-    def __init__(self, capacity: int):
-        self.capacity = capacity
-        self._blocks: OrderedDict[tuple[_Shard, int], np.ndarray] = OrderedDict()
-        self._bytes = 0
-        self._hits = self._misses = 0
-        self._lock = threading.Lock()
-
-    def get(self, shard: _Shard, block: int) -> np.ndarray:
-        key = (shard, block)
-        with self._lock:
-            values = self._blocks.get(key)
-            if values is not None:
-                self._blocks.move_to_end(key)
-                self._hits += 1
-                return values
-            self._misses += 1
-        # Decoded outside the cache lock, so threads probing other blocks do not wait.
-        values = shard.load(block)
-        if values.nbytes <= self.capacity:
-            with self._lock:
-                if key not in self._blocks:
-                    self._blocks[key] = values
-                    self._bytes += values.nbytes
-                    while self._bytes > self.capacity:
-                        self._bytes -= self._blocks.popitem(last=False)[1].nbytes
-        return values
-
-    def clear(self) -> None:
-        with self._lock:
-            self._blocks.clear()
-            self._bytes = 0
-
-    def info(self) -> CacheInfo:
-        with self._lock:
-            return CacheInfo(len(self._blocks), self._bytes, self.capacity, self._hits, self._misses)
-
-
-class Tablebase:
-    """Tables of several materials, probed with python-chess boards.
-
-    Use :func:`open_tablebase`. Errors: :exc:`MissingTableError` (a :exc:`KeyError`) when
-    the material's table was not found; :exc:`PositionError` (a :exc:`ValueError`:
-    :exc:`CastlingRightsError`, :exc:`TooManyPiecesError`, :exc:`IllegalPositionError`)
-    for boards no table answers; :exc:`CorruptTableError` (a :exc:`ValueError`) when a
-    shard does not match its manifest. The ``get_*`` twins return a default for the first
-    two kinds; corruption always raises.
-    """
-
-    def __init__(self, *, cache_bytes: int = 64 << 20):
-        if cache_bytes < 0:
-            raise ValueError(f"cache_bytes must be >= 0, not {cache_bytes}")
-        # A shard small enough to take at most 1/8 of the cache is decoded whole: one
-        # block to look up, and batch gathers need no grouping. Larger shards are
-        # decoded a row group at a time.
-        self._whole_max_rows = cache_bytes // 8 // 2
-        self._directories: set[str] = set()
-        self._folders: dict[str, Path] = {}
-        self._tables: dict[str, _Table] = {}
-        self._lock = threading.Lock()
-        self._cache = _BlockCache(cache_bytes)
-
-    def add_directory(self, path: str | os.PathLike) -> int:
-        """Add the complete tables (sub-folders named by their material, holding
-        ``manifest.json``) of ``path``; return how many were found. A material found in
-        several directories is read from the first one added."""
-        path = Path(path)
-        found = 0
-        entries = sorted(path.iterdir())
-        with self._lock:
-            self._directories.add(str(path))
-        for entry in entries:
-            if not (entry / "manifest.json").is_file():
-                continue
-            try:
-                key = normalize_key(entry.name)
-            except ValueError:
-                continue
-            if key == entry.name:
-                with self._lock:
-                    self._folders.setdefault(key, entry)
-                found += 1
-        return found
 
     def close(self) -> None:
         """Close the shard files and drop the cache; later probes find no table."""
@@ -582,39 +456,30 @@ class Tablebase:
                         return None
                     where = ", ".join(sorted(self._directories)) or "no folder (closed)"
                     raise MissingTableError(key, f"no table for {key} in {where}")
-                table = self._tables[key] = _Table(key, folder, self._whole_max_rows)
+                table = self._tables[key] = _Table(key, folder)
         return table
 
     def _lookup(self, table: _Table, stm: int, idx: int) -> int:
         shard = table.shard_of(stm, idx)
-        row = idx - shard.start
-        block, first = shard.block_of(row)
-        return int(self._cache.get(shard, block)[row - first])
+        block, row = divmod(idx - shard.start, shard.block_rows)
+        return int(self._cache.get(shard, block)[row])
 
     def _locate(self, board: chess.Board) -> tuple[str, int, int]:
         """(material key, side to move in the table, index) of a board without castling
         rights and with at most MAX_PIECES pieces; IllegalPositionError for boards the
         index rejects (kings, pawns on the back rank) and for impossible checks."""
-        kings = board.kings
         white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
-        wk, bk = kings & white, kings & black
+        k, q, r, b, n, p = board.kings, board.queens, board.rooks, board.bishops, board.knights, board.pawns
+        wk, bk = k & white, k & black
         if not wk or not bk or wk & (wk - 1) or bk & (bk - 1):
             raise _illegal(board, board.status())
-        sig = _signature(board)
+        sig = ((q & white).bit_count(), (r & white).bit_count(), (b & white).bit_count(), (n & white).bit_count(),
+               (p & white).bit_count(), (q & black).bit_count(), (r & black).bit_count(), (b & black).bit_count(),
+               (n & black).bit_count(), (p & black).bit_count())
         layout = _LAYOUTS.get(sig)
         if layout is None:
             layout = _LAYOUTS[sig] = _layout(board)
-        xor = 56 if layout.flipped else 0  # the colour flip mirrors the ranks
-        occ = board.occupied_co
-        packed = shift = 0
-        for attr, colour in layout.groups:
-            bb = getattr(board, attr) & occ[colour]
-            while bb:
-                low = bb & -bb
-                packed |= ((low.bit_length() - 1) ^ xor) << shift
-                shift += 6
-                bb ^= low
-        idx = _encode_packed(layout.desc, packed)
+        idx = _encode_board(layout.desc, layout.flipped, white, black, k, q, r, b, n, p)
         if idx < 0:
             raise _status_error(board, layout.key)
         # Tables hold every placement where the side not to move is not in check;
@@ -830,21 +695,21 @@ class Tablebase:
         else:
             for side, sel in _split_by(stm):
                 idx = index[sel]
-                out = np.empty(idx.size, dtype=np.uint16)
                 shards = table.shards[side]
-                which = np.searchsorted(table.starts[side], idx, side="right") - 1
-                for s, chunk in _split_by(which):
+                if len(shards) == 1:
+                    values[sel] = self._gather(shards[0], idx - shards[0].start)
+                    continue
+                out = np.empty(idx.size, dtype=np.uint16)
+                for s, chunk in _split_by(np.searchsorted(table.starts[side], idx, side="right") - 1):
                     out[chunk] = self._gather(shards[s], idx[chunk] - shards[s].start)
                 values[sel] = out
         return _WDL_OF[values].reshape(shape), _DTM_OF[values].reshape(shape)
 
     def _gather(self, shard: _Shard, rows: np.ndarray) -> np.ndarray:
-        if shard.whole:
-            return self._cache.get(shard, 0)[rows]
         out = np.empty(rows.size, dtype=np.uint16)
-        blocks = np.searchsorted(shard.block_starts_np, rows, side="right") - 1
+        blocks = rows // shard.block_rows
         for b, chunk in _split_by(blocks):
-            out[chunk] = self._cache.get(shard, b)[rows[chunk] - shard.block_starts[b]]
+            out[chunk] = self._cache.get(shard, b)[rows[chunk] - b * shard.block_rows]
         return out
 
     def probe_wdl_batch(self, boards: Iterable[chess.Board | str]) -> np.ndarray:

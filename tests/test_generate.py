@@ -18,7 +18,8 @@ import pytest
 from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.material import all_materials, dependency_order
 from tablebase.generate.kernels import DECIDED, ILLEGAL
-from tablebase.generate.pipeline import LocalPartitions, generate, generate_table, load_subtables, run_passes
+from tablebase.generate.pipeline import (LocalPartitions, generate, generate_table, load_subtables, run_passes,
+                                        write_table_manifest)
 from tablebase.generate.verify import verify_table
 from tablebase.store.shards import load_table, read_manifest, table_complete
 
@@ -57,9 +58,7 @@ def test_verify_catches_a_wrong_value(tables_34, tmp_path):
     x = int(np.flatnonzero((b & np.uint16(0xF000)) == DECIDED)[100])
     b[x] += 2
     parts = LocalPartitions("KQvK", load_subtables(tmp_path, "KQvK"))
-    parts.parts[0].val = {(0, 0): w, (1, 0): b}
-    parts.parts[0].cnt = {}
-    from tablebase.generate.pipeline import write_table_manifest
+    parts.parts[0].val = [w, b]
     write_table_manifest(tmp_path, "KQvK", parts.finish(tmp_path / "KQvK"))
     result = verify_table(tmp_path, "KQvK")
     assert not result.ok

@@ -13,7 +13,7 @@ from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
 from ..generate.pipeline import (Progress, TableStats, finish_stats, generate_table, load_subtables, run_passes,
                                  skipped_stats, write_table_manifest)
-from ..generate.worker import Partition, SubtableValues, assign_units
+from ..generate.worker import Partition, SubtableValues, partition_bounds
 from ..store.shards import ShardInfo, table_complete
 
 #: Tables with more positions per side than this are split over actors; smaller ones run
@@ -26,13 +26,14 @@ class _PartitionActor(Partition):
     separate arguments so Ray moves them between actors without the driver."""
 
     def apply_from(self, *incoming: np.ndarray) -> int:
-        return self.apply(list(incoming))
+        """Batches as flat arguments: white, black, white, black, ..."""
+        return self.apply([[incoming[i], incoming[i + 1]] for i in range(0, len(incoming), 2)])
 
     def expand_split(self, num_partitions: int):
-        """The batches for each destination as separate returns, then how many frontier
-        positions are left."""
+        """The batches for each destination (white, black) as separate returns, then how
+        many frontier positions are left."""
         out, left = self.expand(num_partitions)
-        return (*out, left)
+        return (*[a for pair in out for a in pair], left)
 
 
 PartitionActor = ray.remote(num_cpus=1)(_PartitionActor)
@@ -42,16 +43,11 @@ class RayPartitions:
     """A table's partitions as Ray actors, one per worker."""
 
     def __init__(self, key: str, subtables: SubtableValues, num_partitions: int):
-        scheme = IndexScheme.of(key)
-        groups = assign_units(scheme, num_partitions)
-        owner = np.zeros((2, scheme.num_slices), dtype=np.int64)
-        for p, units in enumerate(groups):
-            for stm, s in units:
-                owner[stm, s] = p
+        bounds = partition_bounds(IndexScheme.of(key), num_partitions)
         sub_ref = ray.put(subtables)
-        self.n = len(groups)
-        self.actors = [PartitionActor.options(name=f"{key}/partition-{p}").remote(key, units, owner, sub_ref)
-                       for p, units in enumerate(groups)]
+        self.n = len(bounds) - 1
+        self.actors = [PartitionActor.options(name=f"{key}/partition-{p}")
+                       .remote(key, bounds[p], bounds[p + 1], bounds, sub_ref) for p in range(self.n)]
 
     def init(self) -> list[dict]:
         return ray.get([a.init.remote() for a in self.actors])
@@ -60,8 +56,9 @@ class RayPartitions:
         decided = 0
         left = 1
         while left:
-            outgoing = [a.expand_split.options(num_returns=self.n + 1).remote(self.n) for a in self.actors]
-            applied = [a.apply_from.remote(*[out[dst] for out in outgoing]) for dst, a in enumerate(self.actors)]
+            outgoing = [a.expand_split.options(num_returns=2 * self.n + 1).remote(self.n) for a in self.actors]
+            applied = [a.apply_from.remote(*[ref for out in outgoing for ref in out[2 * dst:2 * dst + 2]])
+                       for dst, a in enumerate(self.actors)]
             left = sum(ray.get([out[-1] for out in outgoing]))
             decided += sum(ray.get(applied))
         return decided + sum(ray.get([a.end_ply.remote() for a in self.actors]))

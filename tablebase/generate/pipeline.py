@@ -19,7 +19,7 @@ from .. import __version__
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
 from ..store.shards import ShardInfo, TableManifest, load_table, read_manifest, table_complete, write_manifest
-from .worker import Partition, SubtableValues, assign_units
+from .worker import Partition, SubtableValues, partition_bounds
 
 #: progress(material, ply, decided at this ply, decided so far, legal positions, seconds)
 Progress = Callable[[str, int, int, int, int, float], None]
@@ -41,13 +41,8 @@ class LocalPartitions:
     """Every partition in this process (tests, small tables, the body of a Ray task)."""
 
     def __init__(self, key: str, subtables: SubtableValues, num_partitions: int = 1):
-        scheme = IndexScheme.of(key)
-        groups = assign_units(scheme, num_partitions)
-        owner = np.zeros((2, scheme.num_slices), dtype=np.int64)
-        for p, units in enumerate(groups):
-            for stm, s in units:
-                owner[stm, s] = p
-        self.parts = [Partition(key, units, owner, subtables) for units in groups]
+        bounds = partition_bounds(IndexScheme.of(key), num_partitions)
+        self.parts = [Partition(key, bounds[p], bounds[p + 1], bounds, subtables) for p in range(len(bounds) - 1)]
 
     def init(self) -> list[dict]:
         return [p.init() for p in self.parts]
@@ -74,12 +69,11 @@ class LocalPartitions:
 
     def values(self) -> tuple[np.ndarray, np.ndarray]:
         """Both sides' final values (after :meth:`finish`), for tests."""
-        scheme = self.parts[0].scheme
-        out = [np.empty(scheme.size, dtype=np.uint16) for _ in range(2)]
+        out = [np.empty(self.parts[0].scheme.size, dtype=np.uint16) for _ in range(2)]
         for p in self.parts:
-            for (stm, s), val in p.values().items():
-                lo, hi = scheme.slice_range(s)
-                out[stm][lo:hi] = val
+            lo, vals = p.values()
+            for stm in (0, 1):
+                out[stm][lo:lo + len(vals[stm])] = vals[stm]
         return out[0], out[1]
 
 
@@ -119,6 +113,7 @@ def run_passes(key: str, parts: Partitions, progress: Progress | None = None) ->
 
 def load_subtables(out: Path, key: str) -> SubtableValues:
     """Final values of the direct sub-tables of ``key``, from their complete tables under ``out``."""
+    out = Path(out)
     tables = []
     for sub in Material.parse(key).direct_subtables():
         if not table_complete(out / sub.key, sub.key, hash_check=False):

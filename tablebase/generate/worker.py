@@ -44,18 +44,13 @@ class SubtableValues:
         return cls(values, offsets)
 
 
-def units_of(scheme: IndexScheme) -> list[tuple[int, int]]:
-    """Every (side to move, slice) unit of a table, slices in index order."""
-    return [(stm, s) for s in range(scheme.num_slices) for stm in (0, 1)]
-
-
-def assign_units(scheme: IndexScheme, num_partitions: int) -> list[list[tuple[int, int]]]:
-    """Contiguous runs of slices per partition (both sides of a slice together): king
-    moves reach neighbouring king pairs, so most un-moves stay inside a partition."""
+def partition_bounds(scheme: IndexScheme, num_partitions: int) -> list[int]:
+    """Slice boundaries of the partitions: contiguous runs of slices (both sides to move of
+    a slice together), since king moves reach neighbouring king pairs and most un-moves
+    then stay inside a partition."""
     n = scheme.num_slices
     parts = min(num_partitions, n)
-    bounds = [round(i * n / parts) for i in range(parts + 1)]
-    return [[(stm, s) for s in range(bounds[p], bounds[p + 1]) for stm in (0, 1)] for p in range(parts)]
+    return [round(i * n / parts) for i in range(parts + 1)]
 
 
 #: Frontier positions un-moved per expand call: bounds the predecessor buffers (about
@@ -64,175 +59,168 @@ EXPAND_BUDGET = 1 << 19
 
 
 class Partition:
-    """The values of some units of one table, with the stage kernels applied to them.
+    """The values of a run of slices ``[first, stop)`` of one table (both sides to move),
+    with the stage kernels applied to them.
 
     A ply runs as: ``expand`` until it reports nothing left (each call un-moves at most
     :data:`EXPAND_BUDGET` frontier positions), ``apply`` of every batch routed here, then
     ``end_ply``. Batches of one ply commute, so their number and order do not matter.
     """
 
-    def __init__(self, key: str, units: list[tuple[int, int]], owner: np.ndarray, subtables: SubtableValues):
+    def __init__(self, key: str, first: int, stop: int, bounds: list[int], subtables: SubtableValues):
         self.scheme = IndexScheme.of(key)
         self.exits = ExitMap.of(self.scheme.material)
-        self.units = units
-        self.owner = owner  # owner[stm, slice] -> partition number
+        self.slices = range(first, stop)
+        self.lo = self.scheme.slice_range(first)[0]
+        self.hi = self.scheme.slice_range(stop - 1)[1]
+        self.span = self.scheme.slice_range(0)[1]  # indices per slice
+        # owner[slice] -> partition, for routing predecessors.
+        self.owner = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
         self.subtables = subtables
-        self.val: dict[tuple[int, int], np.ndarray] = {}
-        self.cnt: dict[tuple[int, int], np.ndarray] = {}
-        self.ply = 0  # the ply being built (its positions are the next frontier)
-        # Decided at ply - 1, as int32 offsets from the unit's first index (4 bytes each:
-        # a ply can decide a good part of a table).
-        self.frontier: dict[tuple[int, int], np.ndarray] = {}
-        self.cursor: dict[tuple[int, int], int] = {}
-        self.next_frontier: dict[tuple[int, int], list[np.ndarray]] = {}
+        self.val = [np.empty(0, dtype=np.uint16)] * 2  # per side to move, indices [lo, hi)
+        self.cnt = [np.empty(0, dtype=np.uint8)] * 2
+        # Offsets from lo: 4 bytes each where they fit (a ply can decide a good part of a table).
+        self.offset_type = np.uint32 if self.hi - self.lo < 2 ** 32 else np.int64
+        self.ply = 0  # the ply being built
+        self.frontier = [np.empty(0, dtype=self.offset_type)] * 2  # decided at ply - 1
+        self.cursor = [0, 0]
+        self.next_frontier: list[list[np.ndarray]] = [[], []]
         # Positions a capture or promotion wins are found by scanning for their value at
-        # the ply it names (no index lists: they can be half the table).
-        self.exit_wins: dict[tuple[int, int], np.ndarray] = {}  # unit -> count per ply
-        self.pending: dict[int, list[tuple[tuple[int, int], np.ndarray]]] = {}
+        # the ply it names (no index lists: they can be half the table): counts per slice.
+        self.exit_wins: dict[tuple[int, int], np.ndarray] = {}
+        self.pending: dict[int, list[tuple[int, np.ndarray]]] = {}  # ply -> (stm, indices)
         # En-passant vertices ("q with an en-passant square", reached from p by a double
-        # step): per unit, arrays q, p, and the captures' fastest win / any draw / slowest
-        # loss. ep_due[ply] lists the predecessors to emit when expanding ply + 1, with a
-        # threshold: skip those whose q is won by then in at most that many plies.
-        self.ep: dict[tuple[int, int], tuple[np.ndarray, ...]] = {}
-        self.ep_due: dict[int, list[tuple[tuple[int, int], np.ndarray, np.ndarray, np.ndarray]]] = {}
+        # step): per side to move, arrays q, p, and the captures' fastest win / any draw /
+        # slowest loss. ep_due[ply] lists the predecessors to emit when expanding ply + 1,
+        # with a threshold: skip those whose q is won by then in at most that many plies.
+        self.ep: dict[int, tuple[np.ndarray, ...]] = {}
+        self.ep_due: dict[int, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self.ep_expanded = [False, False]  # this ply's en-passant predecessors emitted
 
-    def _range(self, unit: tuple[int, int]) -> tuple[int, int]:
-        return self.scheme.slice_range(unit[1])
-
-    def _defer(self, unit: tuple[int, int], indices: np.ndarray, plies: np.ndarray) -> None:
+    def _defer(self, stm: int, indices: np.ndarray, plies: np.ndarray) -> None:
         for ply in np.unique(plies):
-            self.pending.setdefault(int(ply), []).append((unit, indices[plies == ply]))
+            self.pending.setdefault(int(ply), []).append((stm, indices[plies == ply]))
 
     def init(self) -> dict:
         """Classify every position and read the exits; checkmates form the ply-0 frontier."""
         e, s = self.exits, self.subtables
-        legal = 0
-        for unit in self.units:
-            lo, hi = self._range(unit)
-            val = np.empty(hi - lo, dtype=np.uint16)
-            cnt = np.empty(hi - lo, dtype=np.uint8)
-            bad = K.init_slice(self.scheme.desc, unit[0], lo, hi, e.exit_id, e.exit_flip, e.exit_perm, e.subdesc,
-                               s.values, s.offsets, val, cnt)
-            if bad:
-                raise RuntimeError(f"{self.scheme.material}: {bad} exits of slice {unit} lead to positions "
-                                   "their sub-table marks illegal")
-            self.val[unit], self.cnt[unit] = val, cnt
-            self.frontier[unit] = np.flatnonzero(val == K.DECIDED).astype(np.int32)
-            self.cursor[unit] = 0
-            kind = val & np.uint16(0xF000)
-            self.exit_wins[unit] = np.bincount(val[kind == K.TENT_WIN] & K.DEPTH_MASK, minlength=K.MAX_DEPTH + 1)
-            exit_losses = np.flatnonzero((kind == K.TENT_LOSS) & (cnt == 0))
-            self._defer(unit, exit_losses + lo, (val[exit_losses] & K.DEPTH_MASK).astype(np.int64))
-            legal += int((val != K.ILLEGAL).sum())
+        size = self.hi - self.lo
+        self.val = [np.empty(size, dtype=np.uint16) for _ in range(2)]
+        self.cnt = [np.empty(size, dtype=np.uint8) for _ in range(2)]
+        for stm in (0, 1):
+            val, cnt = self.val[stm], self.cnt[stm]
+            for sl in self.slices:
+                lo, hi = self.scheme.slice_range(sl)
+                bad = K.init_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm, e.subdesc,
+                                   s.values, s.offsets, val[lo - self.lo:hi - self.lo], cnt[lo - self.lo:hi - self.lo])
+                if bad:
+                    raise RuntimeError(f"{self.scheme.material}: {bad} exits of slice {sl} (side {stm}) lead to "
+                                       "positions their sub-table marks illegal")
+                part = val[lo - self.lo:hi - self.lo]
+                self.exit_wins[stm, sl] = np.bincount(part[(part & np.uint16(0xF000)) == K.TENT_WIN] & K.DEPTH_MASK,
+                                                      minlength=K.MAX_DEPTH + 1)
+            self.frontier[stm] = np.flatnonzero(val == K.DECIDED).astype(self.offset_type)
+            exit_losses = np.flatnonzero(((val & np.uint16(0xF000)) == K.TENT_LOSS) & (cnt == 0))
+            self._defer(stm, exit_losses + self.lo, (val[exit_losses] & K.DEPTH_MASK).astype(np.int64))
             if self._has_en_passant():
-                self._init_en_passant(unit, lo, hi)
+                self._init_en_passant(stm)
         self.ply = 1
-        self.next_frontier = {unit: [] for unit in self.units}
-        return {"legal": legal, "mates": sum(len(f) for f in self.frontier.values())}
+        return {"legal": int(sum((v != K.ILLEGAL).sum() for v in self.val)),
+                "mates": int(sum(len(f) for f in self.frontier))}
 
     def _has_en_passant(self) -> bool:
         m = self.scheme.material
         return "P" in m.white and "P" in m.black
 
-    def _init_en_passant(self, unit: tuple[int, int], lo: int, hi: int) -> None:
+    def _init_en_passant(self, stm: int) -> None:
         e, s = self.exits, self.subtables
-        q, p, win, draw, loss, q_moves, bad = K.ep_pairs_slice(self.scheme.desc, unit[0], lo, hi, self.val[unit],
-                                                               e.exit_id, e.exit_flip, e.exit_perm, e.subdesc,
-                                                               s.values, s.offsets)
+        q, p, win, draw, loss, q_moves, bad = K.ep_pairs_slice(self.scheme.desc, stm, self.lo, self.hi,
+                                                               self.val[stm], e.exit_id, e.exit_flip, e.exit_perm,
+                                                               e.subdesc, s.values, s.offsets)
         if bad:
-            raise RuntimeError(f"{self.scheme.material}: {bad} en-passant captures of slice {unit} lead to "
+            raise RuntimeError(f"{self.scheme.material}: {bad} en-passant captures (side {stm}) lead to "
                                "positions their sub-table marks illegal")
-        self.ep[unit] = (q, p, win, draw, loss)
+        self.ep[stm] = (q, p, win, draw, loss)
         # A winning capture makes the en-passant vertex won for the side to move in `win`
         # plies at most: its predecessor loses that way out then, unless q itself is won sooner.
         has_win = win <= K.MAX_DEPTH
-        self._ep_schedule(unit, win[has_win], q[has_win], p[has_win], win[has_win])
+        self._ep_schedule(stm, win[has_win], q[has_win], p[has_win], win[has_win])
         # A stalemated q is never decided: its vertex's value is the captures' alone.
         lost = ~q_moves & ~has_win & ~draw
-        self._ep_schedule(unit, loss[lost], q[lost], p[lost], np.full(int(lost.sum()), -1))
+        self._ep_schedule(stm, loss[lost], q[lost], p[lost], np.full(int(lost.sum()), -1))
 
-    def _ep_schedule(self, unit, plies, q, p, threshold) -> None:
+    def _ep_schedule(self, stm, plies, q, p, threshold) -> None:
         for ply in np.unique(plies):
             sel = plies == ply
-            self.ep_due.setdefault(int(ply), []).append((unit, q[sel], p[sel], threshold[sel]))
+            self.ep_due.setdefault(int(ply), []).append((stm, q[sel], p[sel], threshold[sel]))
 
-    def _ep_expand(self, unit: tuple[int, int]) -> np.ndarray:
+    def _ep_expand(self, stm: int) -> np.ndarray:
         """Predecessors through en-passant vertices to emit for the current ply."""
         out = []
         d = self.ply - 1
-        lo, _ = self._range(unit)
-        if unit in self.ep:
-            q, p, win, draw, loss = self.ep[unit]
-            hit = np.isin(q - lo, self.frontier[unit])
+        if stm in self.ep:
+            q, p, win, draw, loss = self.ep[stm]
+            hit = np.isin(q - self.lo, self.frontier[stm])
             if d % 2 == 0:  # q lost at d: the en-passant vertex is lost too unless a capture saves it
                 lost = hit & (win > K.MAX_DEPTH) & ~draw
                 out.append(p[lost & (loss <= d)])
                 late = lost & (loss > d)
-                self._ep_schedule(unit, loss[late], q[late], p[late], np.full(int(late.sum()), -1))
+                self._ep_schedule(stm, loss[late], q[late], p[late], np.full(int(late.sum()), -1))
             else:  # q won at d: so is the vertex, unless a capture won it sooner
                 out.append(p[hit & ((win > K.MAX_DEPTH) | (win >= d))])
-        for u, q, p, threshold in self.ep_due.get(d, []):
-            if u != unit:
+        for side, q, p, threshold in self.ep_due.get(d, []):
+            if side != stm:
                 continue
-            v = self.val[unit][q - lo]
+            v = self.val[stm][q - self.lo]
             depth = (v & K.DEPTH_MASK).astype(np.int64)
             won_sooner = ((v & np.uint16(0xF000)) == K.DECIDED) & (depth % 2 == 1) & (depth <= threshold)
             out.append(p[~won_sooner])
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
-    def expand(self, num_partitions: int) -> tuple[list[np.ndarray], int]:
-        """Un-move the next part of this partition's frontier. Returns the predecessors as
-        global ids (``stm * size + index``), one array per destination partition, and how
-        many frontier positions are still to expand this ply."""
-        size = self.scheme.size
-        span = self.scheme.slice_range(0)[1]
-        chunks = []
+    def expand(self, num_partitions: int) -> tuple[list[list[np.ndarray]], int]:
+        """Un-move the next part of this partition's frontier. Returns, per destination
+        partition, the predecessor indices for each side to move (``[white, black]``), and
+        how many frontier positions are still to expand this ply."""
+        out = [[[], []] for _ in range(num_partitions)]
         budget = EXPAND_BUDGET
-        for unit, frontier in self.frontier.items():
-            stm = unit[0]
-            start = self.cursor[unit]
-            if start == 0 and (self.ep or self.ep_due):
-                chunks.append(self._ep_expand(unit) + (1 - stm) * size)
-            if budget and start < len(frontier):
-                part = frontier[start:start + budget] + np.int64(self._range(unit)[0])
-                self.cursor[unit] = start + len(part)
+        for stm in (0, 1):
+            chunks = []
+            if not self.ep_expanded[stm] and (self.ep or self.ep_due):
+                chunks.append(self._ep_expand(stm))
+                self.ep_expanded[stm] = True
+            start = self.cursor[stm]
+            if budget and start < len(self.frontier[stm]):
+                part = self.frontier[stm][start:start + budget].astype(np.int64) + self.lo
+                self.cursor[stm] = start + len(part)
                 budget -= len(part)
-                chunks.append(K.expand(self.scheme.desc, stm, part) + (1 - stm) * size)
-        self.ep_due.pop(self.ply - 1, None)
-        left = sum(len(f) - self.cursor[u] for u, f in self.frontier.items())
-        preds = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
-        dest = self.owner[preds // size, (preds % size) // span]
-        order = np.argsort(dest, kind="stable")
-        preds, dest = preds[order], dest[order]
-        cuts = np.searchsorted(dest, np.arange(num_partitions + 1))
-        return [preds[cuts[p]:cuts[p + 1]] for p in range(num_partitions)], left
-
-    def apply(self, incoming: list[np.ndarray]) -> int:
-        """Apply predecessors routed here: at an odd ply they win (their successor was
-        lost at the last ply), at an even ply they lose a way out. Returns how many
-        positions this decided."""
-        size = self.scheme.size
-        span = self.scheme.slice_range(0)[1]
-        preds = np.concatenate(incoming) if incoming else np.zeros(0, dtype=np.int64)
-        if not len(preds):
-            return 0
-        unit_of = (preds // size) * (1 << 40) + (preds % size) // span
-        order = np.argsort(unit_of, kind="stable")
-        preds, unit_of = preds[order], unit_of[order]
-        decided = 0
-        for unit in self.units:
-            stm, s = unit
-            a, b = np.searchsorted(unit_of, [stm * (1 << 40) + s, stm * (1 << 40) + s + 1])
-            if a == b:
+                chunks.append(K.expand(self.scheme.desc, stm, part))
+            preds = np.concatenate(chunks) if len(chunks) > 1 else (chunks[0] if chunks else np.zeros(0, np.int64))
+            if num_partitions == 1:
+                out[0][1 - stm] = preds
                 continue
-            lo, _ = self._range(unit)
-            mine = preds[a:b] % size
+            dest = self.owner[preds // self.span]
+            for p in range(num_partitions):
+                out[p][1 - stm] = preds[dest == p]
+        self.ep_due.pop(self.ply - 1, None)
+        left = sum(len(f) - c for f, c in zip(self.frontier, self.cursor))
+        return [[a if isinstance(a, np.ndarray) else np.zeros(0, np.int64) for a in pair] for pair in out], left
+
+    def apply(self, incoming: list[list[np.ndarray]]) -> int:
+        """Apply predecessor batches routed here (each ``[white, black]``): at an odd ply
+        they win (their successor was lost at the last ply), at an even ply they lose a way
+        out. Returns how many positions this decided."""
+        decided = 0
+        for stm in (0, 1):
+            batches = [pair[stm] for pair in incoming if len(pair[stm])]
+            if not batches:
+                continue
+            preds = np.concatenate(batches) if len(batches) > 1 else batches[0]
             if self.ply % 2 == 1:
-                new = K.apply_wins(self.val[unit], lo, mine, self.ply)
+                new = K.apply_wins(self.val[stm], self.lo, preds, self.ply)
             else:
-                new, later, later_ply = K.apply_losses(self.val[unit], self.cnt[unit], lo, mine, self.ply)
-                self._defer(unit, later, later_ply)
-            self.next_frontier[unit].append((new - lo).astype(np.int32))
+                new, later, later_ply = K.apply_losses(self.val[stm], self.cnt[stm], self.lo, preds, self.ply)
+                self._defer(stm, later, later_ply)
+            self.next_frontier[stm].append((new - self.lo).astype(self.offset_type))
             decided += len(new)
         return decided
 
@@ -241,23 +229,26 @@ class Partition:
         decided at this ply the frontier and move to the next ply. Returns how many the
         exits decided."""
         ply = self.ply
-        due: dict[tuple[int, int], list[np.ndarray]] = {}
-        for unit, idx in self.pending.pop(ply, []):
-            due.setdefault(unit, []).append(idx)
+        due: list[list[np.ndarray]] = [[], []]
+        for stm, idx in self.pending.pop(ply, []):
+            due[stm].append(idx)
+        if ply <= K.MAX_DEPTH:
+            for (stm, sl), hist in self.exit_wins.items():
+                if hist[ply]:
+                    lo, hi = self.scheme.slice_range(sl)
+                    due[stm].append(np.flatnonzero(self.val[stm][lo - self.lo:hi - self.lo]
+                                                   == (K.TENT_WIN | np.uint16(ply))) + lo)
         decided = 0
-        for unit in self.units:
-            lo, _ = self._range(unit)
-            val = self.val[unit]
-            parts = self.next_frontier[unit]
-            if ply <= K.MAX_DEPTH and self.exit_wins[unit][ply]:
-                due.setdefault(unit, []).append(np.flatnonzero(val == (K.TENT_WIN | np.uint16(ply))) + lo)
-            for idx in due.get(unit, []):
-                new = K.decide_pending(val, lo, idx, ply)
-                parts.append((new - lo).astype(np.int32))
+        for stm in (0, 1):
+            parts = self.next_frontier[stm]
+            for idx in due[stm]:
+                new = K.decide_pending(self.val[stm], self.lo, idx, ply)
+                parts.append((new - self.lo).astype(self.offset_type))
                 decided += len(new)
-            self.frontier[unit] = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
-            self.cursor[unit] = 0
-            self.next_frontier[unit] = []
+            self.frontier[stm] = np.concatenate(parts) if parts else np.zeros(0, dtype=self.offset_type)
+            self.cursor[stm] = 0
+            self.next_frontier[stm] = []
+        self.ep_expanded = [False, False]
         self.ply = ply + 1
         return decided
 
@@ -267,15 +258,19 @@ class Partition:
         return max(max(self.pending, default=-1), max(self.ep_due, default=-2) + 1, wins)
 
     def finish(self, folder: Path | None) -> list[ShardInfo]:
-        """Turn undecided positions into draws; write one shard per unit when ``folder`` is given."""
+        """Turn undecided positions into draws; write one shard per (side, slice) when
+        ``folder`` is given."""
+        self.cnt = [np.empty(0, dtype=np.uint8)] * 2
         infos = []
-        for unit in self.units:
-            K.finalize(self.val[unit])
-            self.cnt.pop(unit, None)
+        for stm in (0, 1):
+            K.finalize(self.val[stm])
             if folder is not None:
-                lo, _ = self._range(unit)
-                infos.append(write_shard(folder, self.scheme.material.key, unit[0], unit[1], lo, self.val[unit]))
+                for sl in self.slices:
+                    lo, hi = self.scheme.slice_range(sl)
+                    infos.append(write_shard(folder, self.scheme.material.key, stm, sl, lo,
+                                             self.val[stm][lo - self.lo:hi - self.lo]))
         return infos
 
-    def values(self) -> dict[tuple[int, int], np.ndarray]:
-        return self.val
+    def values(self) -> tuple[int, list[np.ndarray]]:
+        """The first index and the values of both sides to move."""
+        return self.lo, self.val
