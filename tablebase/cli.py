@@ -20,20 +20,25 @@ DEFAULT_CONFIG = Path("configs/default.toml")
 
 
 class ProgressDisplay:
-    """One live line per table on a terminal (table, ply, positions resolved, rate), a
-    summary line per finished table everywhere."""
+    """Progress of the passes (table, ply, positions resolved, rate): one live line on a
+    terminal, a line every ``every`` seconds in a log; a summary line per finished table."""
 
-    def __init__(self, stream=None):
+    def __init__(self, stream=None, every: float = 10.0):
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty()
-        self.t0 = time.perf_counter()
+        self.every = every
+        self.last = time.perf_counter()
 
     def ply(self, key: str, ply: int, decided: int, total: int, legal: int, seconds: float) -> None:
-        if self.live:
-            rate = total / seconds if seconds > 0 else 0.0
-            self.stream.write(f"\r{key:10} ply {ply:4d}  +{decided:<10d} resolved {total:>12,d} of {legal:,d}"
-                              f"  {rate / 1e6:6.2f} M/s ")
-            self.stream.flush()
+        now = time.perf_counter()
+        if not self.live and now - self.last < self.every:
+            return
+        self.last = now
+        rate = total / seconds if seconds > 0 else 0.0
+        line = (f"{key:10} ply {ply:4d}  +{decided:<10,d} resolved {total:>13,d} of {legal:,d}"
+                f"  {rate / 1e6:6.2f} M/s")
+        self.stream.write(f"\r{line} " if self.live else line + "\n")
+        self.stream.flush()
 
     def table(self, stats) -> None:
         if self.live:

@@ -149,28 +149,16 @@ def in_check(desc, sq, stm, occ):
     return attacked(desc, sq, occ, sq[stm], 1 - stm, -1)
 
 
-@njit(cache=True, inline="always")
-def _emit(desc, sq, x, stm, i, frm, to, cap, promo, exit_id, exit_flip, exit_perm, subdesc,
-          tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k):
-    """Record the successor reached by slot ``i`` moving ``frm -> to`` (already legal)."""
-    n = desc[D_N]
-    out_ep[k] = -1
-    sq[i] = to
-    if cap < 0 and promo == 0:
-        out_sub[k] = -1
-        out_stm[k] = 1 - stm
-        out_idx[k] = encode_after_move(desc, sq, x, i, frm, tmp)
-    else:
-        pslot = i if promo > 0 else -1
-        sid = exit_id[cap + 1, pslot + 1, promo]
-        flip = exit_flip[cap + 1, pslot + 1, promo]
-        for j in range(n):
-            if j != cap:
-                sub_sq[exit_perm[cap + 1, pslot + 1, promo, j]] = (sq[j] ^ 56) if flip else sq[j]
-        out_sub[k] = sid
-        out_stm[k] = (1 - stm) ^ flip
-        out_idx[k] = encode(subdesc[sid], sub_sq, tmp)
-    sq[i] = frm
+@njit(cache=True)
+def _exit(desc, sq, stm, cap, pslot, promo, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq):
+    """Sub-table id, side to move there and index of ``sq`` (already moved) after the piece
+    in slot ``cap`` was captured (-1: none) and the pawn in ``pslot`` promoted to ``promo``."""
+    sid = exit_id[cap + 1, pslot + 1, promo]
+    flip = exit_flip[cap + 1, pslot + 1, promo]
+    for j in range(desc[D_N]):
+        if j != cap:
+            sub_sq[exit_perm[cap + 1, pslot + 1, promo, j]] = (sq[j] ^ 56) if flip else sq[j]
+    return sid, (1 - stm) ^ flip, encode(subdesc[sid], sub_sq, tmp)
 
 
 @njit(cache=True)
@@ -287,7 +275,6 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
     capture en passant (the successor is then that index *with* an en-passant square,
     see :func:`ep_exits`), else -1."""
     m = _raw_moves(desc, sq, stm, board, occ, out_idx)
-    n = desc[D_N]
     for k in range(m):
         packed = out_idx[k]
         i = packed & 7
@@ -302,63 +289,55 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
             out_idx[k] = encode_after_move(desc, sq, x, i, frm, tmp)
             out_ep[k] = i if packed >> 16 else -1
         else:
-            pslot = i if promo > 0 else -1
-            sid = exit_id[cap + 1, pslot + 1, promo]
-            flip = exit_flip[cap + 1, pslot + 1, promo]
-            for j in range(n):
-                if j != cap:
-                    sub_sq[exit_perm[cap + 1, pslot + 1, promo, j]] = (sq[j] ^ 56) if flip else sq[j]
-            out_sub[k] = sid
-            out_stm[k] = (1 - stm) ^ flip
-            out_idx[k] = encode(subdesc[sid], sub_sq, tmp)
+            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, cap, i if promo > 0 else -1, promo, exit_id,
+                                                       exit_flip, exit_perm, subdesc, tmp, sub_sq)
             out_ep[k] = -1
         sq[i] = frm
     return m
 
 
 @njit(cache=True)
-def ep_capture_legal(desc, sq, stm, occ, slot):
-    """Whether ``stm`` (to move) can capture en passant the pawn in ``slot`` that has just
-    made a double step."""
+def _ep_capturers(desc, sq, stm, occ, slot):
+    """Bit mask of the slots of ``stm``'s pawns (``stm`` to move) that can legally capture
+    en passant the pawn in ``slot``, which has just made a double step."""
     s = sq[slot]
     target = s - 8 if desc[D_COLOUR + slot] == 0 else s + 8
+    mask = 0
     for j in range(desc[D_N]):
         if desc[D_COLOUR + j] != stm or desc[D_TYPE + j] != PAWN:
             continue
         frm = sq[j]
         if (frm >> 3) != (s >> 3) or abs((frm & 7) - (s & 7)) != 1:
             continue
-        occ2 = (occ ^ SQ_BIT[s] ^ SQ_BIT[frm]) | SQ_BIT[target]
         sq[j] = target
-        ok = not attacked(desc, sq, occ2, sq[stm], 1 - stm, slot)
+        if not attacked(desc, sq, (occ ^ SQ_BIT[s] ^ SQ_BIT[frm]) | SQ_BIT[target], sq[stm], 1 - stm, slot):
+            mask |= 1 << j
         sq[j] = frm
-        if ok:
-            return True
-    return False
+    return mask
+
+
+@njit(cache=True)
+def ep_capture_legal(desc, sq, stm, occ, slot):
+    """Whether ``stm`` (to move) can capture en passant the pawn in ``slot`` that has just
+    made a double step."""
+    return _ep_capturers(desc, sq, stm, occ, slot) != 0
 
 
 @njit(cache=True)
 def ep_exits(desc, sq, stm, occ, slot, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-             out_sub, out_stm, out_idx, out_ep):
+             out_sub, out_stm, out_idx):
     """The legal en-passant captures of the pawn in ``slot`` by ``stm`` (to move), as
     exits like :func:`successors` writes them; returns how many."""
-    s = sq[slot]
-    target = s - 8 if desc[D_COLOUR + slot] == 0 else s + 8
-    x = -1  # captures only: no in-table index to compute
+    mask = _ep_capturers(desc, sq, stm, occ, slot)
+    target = sq[slot] - 8 if desc[D_COLOUR + slot] == 0 else sq[slot] + 8
     k = 0
     for j in range(desc[D_N]):
-        if desc[D_COLOUR + j] != stm or desc[D_TYPE + j] != PAWN:
-            continue
-        frm = sq[j]
-        if (frm >> 3) != (s >> 3) or abs((frm & 7) - (s & 7)) != 1:
-            continue
-        occ2 = (occ ^ SQ_BIT[s] ^ SQ_BIT[frm]) | SQ_BIT[target]
-        sq[j] = target
-        ok = not attacked(desc, sq, occ2, sq[stm], 1 - stm, slot)
-        sq[j] = frm
-        if ok:
-            _emit(desc, sq, x, stm, j, frm, target, slot, 0, exit_id, exit_flip, exit_perm, subdesc,
-                  tmp, sub_sq, out_sub, out_stm, out_idx, out_ep, k)
+        if mask >> j & 1:
+            frm = sq[j]
+            sq[j] = target
+            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, slot, -1, 0, exit_id, exit_flip, exit_perm,
+                                                       subdesc, tmp, sub_sq)
+            sq[j] = frm
             k += 1
     return k
 

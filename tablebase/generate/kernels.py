@@ -102,7 +102,7 @@ def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdes
                                  o_sub, o_stm, o_idx, o_ep) > 0
         for a in range(n):
             m = ep_exits(desc, sq, stm, occ, slots[a], exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                         o_sub, o_stm, o_idx, o_ep)
+                         o_sub, o_stm, o_idx)
             w, dr, ls, bad = _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m)
             bad_exits += bad
             if k == cap:
@@ -368,7 +368,7 @@ def verify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
                 sq[i] = to
                 occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to]
                 ne = ep_exits(desc, sq, 1 - stm, occ2, i, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                              e_sub, e_stm, e_idx, e_ep)
+                              e_sub, e_stm, e_idx)
                 w, dr, ls, nb = _exit_summary(subvals, suboff, e_sub, e_stm, e_idx, ne)
                 q_moves = _has_moves(desc, sq, 1 - stm, occ2, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                                      e_sub, e_stm, e_idx, e_ep)
