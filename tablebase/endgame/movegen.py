@@ -273,7 +273,10 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
 
     ``out_ep`` is the slot of the pawn for a double step after which the opponent can
     capture en passant (the successor is then that index *with* an en-passant square,
-    see :func:`ep_exits`), else -1."""
+    see :func:`ep_exits`), -2 for a king move that stays in the table, else -1. Moves
+    that stay in the table reach distinct indices, except that a king move may reach the
+    index of another move (symmetric positions), and any two may when both kings stand on
+    the long diagonal of a pawnless table."""
     m = _raw_moves(desc, sq, stm, board, occ, out_idx)
     for k in range(m):
         packed = out_idx[k]
@@ -287,7 +290,7 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
             out_sub[k] = -1
             out_stm[k] = 1 - stm
             out_idx[k] = encode_after_move(desc, sq, x, i, frm, tmp)
-            out_ep[k] = i if packed >> 16 else -1
+            out_ep[k] = i if packed >> 16 else (-2 if i < 2 else -1)
         else:
             out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, cap, i if promo > 0 else -1, promo, exit_id,
                                                        exit_flip, exit_perm, subdesc, tmp, sub_sq)

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..endgame.index import D_N, decode, is_valid
+from ..endgame.board import ON_DIAGONAL
+from ..endgame.index import D_PAWNFUL, decode, is_valid
 from ..endgame.movegen import (MAX_MOVES, SQ_BIT, ep_exits, ep_predecessors, in_check, is_legal, predecessors,
                                setup_board, successors, unique_small)
 
@@ -162,6 +163,21 @@ def ep_vertex_value(vq, q_has_moves, best_win, has_draw, worst_loss):
 
 
 @njit(cache=True)
+def _king_move_repeats(idx, is_king, n):
+    """How many king-move successors repeat the index of another successor (counted once
+    per repeated index); the other successors are distinct among themselves."""
+    repeats = 0
+    for p in range(n):
+        if not is_king[p]:
+            continue
+        for q in range(n):
+            if q != p and idx[q] == idx[p] and (q < p or not is_king[q]):
+                repeats += 1
+                break
+    return repeats
+
+
+@njit(cache=True)
 def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, cnt):
     """First stage: classify every index of ``[lo, hi)`` and read its exits.
 
@@ -177,6 +193,7 @@ def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
     o_idx = np.empty(MAX_MOVES, dtype=np.int64)
     o_ep = np.empty(MAX_MOVES, dtype=np.int64)
     inside = np.empty(MAX_MOVES, dtype=np.int64)
+    is_king = np.empty(MAX_MOVES, dtype=np.bool_)
     bad_exits = 0
     for x in range(lo, hi):
         j = x - lo
@@ -204,6 +221,7 @@ def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
         for k in range(m):
             if o_sub[k] < 0:
                 inside[n_in] = o_idx[k]
+                is_king[n_in] = o_ep[k] == -2
                 n_in += 1
         best_win, has_draw, worst_loss, bad = _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m)
         bad_exits += bad
@@ -214,7 +232,11 @@ def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
             val[j] = UNKNOWN
             cnt[j] = CANT_LOSE
         else:
-            cnt[j] = np.uint8(unique_small(inside, n_in))
+            if not desc[D_PAWNFUL] and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]:
+                distinct = unique_small(inside, n_in)
+            else:
+                distinct = n_in - _king_move_repeats(inside, is_king, n_in)
+            cnt[j] = np.uint8(distinct)
             val[j] = (TENT_LOSS | np.uint16(worst_loss)) if worst_loss > 0 else UNKNOWN
     return bad_exits
 
