@@ -15,13 +15,14 @@ reports them as invalid, and they are stored like illegal positions.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
 from .board import ABOVE_DIAGONAL, DIAGONAL_FLIP, ON_DIAGONAL, SYMMETRY, TRIANGLE_SYMMETRY, in_triangle
-from .material import PAWN, Material
+from .material import PAWN, Material, normalize_key
 
 # Layout of a scheme descriptor: one int64 array the kernels read.
 D_N, D_PAWNFUL, D_NGROUPS, D_R, D_NKK, D_SIZE = 0, 1, 2, 3, 4, 5
@@ -271,9 +272,8 @@ class IndexScheme:
 
     @classmethod
     def of(cls, material: Material | str) -> "IndexScheme":
-        if isinstance(material, str):
-            material = Material.parse(material)
-        return cls(material, make_descriptor(material))
+        """The scheme of a material (built once per material and shared: read-only)."""
+        return _scheme(material.key if isinstance(material, Material) else normalize_key(material))
 
     @property
     def size(self) -> int:
@@ -314,3 +314,8 @@ class IndexScheme:
     def decode(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Placements of indices (rows of slot squares) and whether each index is a valid placement."""
         return decode_many(self.desc, np.ascontiguousarray(indices, dtype=np.int64))
+
+
+@functools.lru_cache(maxsize=None)
+def _scheme(key: str) -> IndexScheme:
+    return IndexScheme(Material.parse(key), make_descriptor(Material.parse(key)))

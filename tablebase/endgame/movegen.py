@@ -11,6 +11,7 @@ material's :class:`ExitMap`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +50,11 @@ class ExitMap:
 
     @classmethod
     def of(cls, material: Material) -> "ExitMap":
+        """The exit map of a material (built once per material and shared: read-only)."""
+        return _exit_map(material.key)
+
+    @classmethod
+    def _build(cls, material: Material) -> "ExitMap":
         slots = material.pieces()
         n = len(slots)
         subs = material.direct_subtables()
@@ -88,6 +94,11 @@ class ExitMap:
         for i, m in enumerate(subs):
             subdesc[i] = make_descriptor(m)
         return cls(material, subs, subdesc, exit_id, exit_flip, exit_perm)
+
+
+@functools.lru_cache(maxsize=None)
+def _exit_map(key: str) -> ExitMap:
+    return ExitMap._build(Material.parse(key))
 
 
 @njit(cache=True, inline="always")
