@@ -3,7 +3,9 @@
     python benchmarks/generate.py [--workers 2] [--out DIR] [MATERIAL ...]
 
 For each table (default: KQvKR KBNvK KRvKP KQRvKR KRPvKR) it prints wall seconds end to
-end and for the backward passes alone (table split over ``--workers`` Ray actors),
+end and for the backward passes alone, scheduled as the generator does it on a local Ray
+instance with ``--workers`` CPUs (a table of more than 8M positions per side is split
+over that many actors; a smaller one runs whole in one task),
 positions per second, the peak RSS of a one-process run (``--local``, in a subprocess)
 and its bytes per index position, and bits per position on disk. Sub-tables are
 generated first and not timed.
@@ -16,7 +18,6 @@ explicit game graph with the move kernels and solving it with ``tablebase.solve.
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
 import subprocess
 import sys
@@ -59,11 +60,12 @@ def baseline_explicit(out: Path) -> float:
 def peak_rss_local(out: Path, key: str) -> int:
     """Peak RSS (bytes) of a one-process generation of ``key`` in a fresh interpreter."""
     shutil.rmtree(out / key, ignore_errors=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    subprocess.run([sys.executable, "-m", "tablebase.cli", "generate", key, "--out", str(out), "--local"],
-                   check=True, cwd=ROOT, stderr=subprocess.DEVNULL)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(before, after) * 1024
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across fork+exec.
+    code = ("from tablebase.cli import main; "
+            f"main(['generate', {key!r}, '--out', {str(out)!r}, '--local']); "
+            "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
+    done = subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, capture_output=True, text=True)
+    return int(done.stdout.split()[-1]) * 1024
 
 
 def main() -> None:
@@ -86,8 +88,7 @@ def main() -> None:
         rss = 0 if args.no_rss else peak_rss_local(out, key)
         shutil.rmtree(out / key, ignore_errors=True)
         t = time.perf_counter()
-        (stats,) = [s for s in generate_on_ray([key], out, workers=args.workers, actor_threshold=0)
-                    if s.material == key]
+        (stats,) = [s for s in generate_on_ray([key], out, workers=args.workers) if s.material == key]
         wall = time.perf_counter() - t
         print(f"{key:8} {positions:12,d} {wall:12.1f} {stats.pass_seconds:9.1f} {positions / wall / 1e6:7.2f} "
               f"{rss / 1e9:8.2f}G {rss / positions:6.2f} {stats.bytes / 1e6:8.2f} {8 * stats.bytes / positions:8.2f}",

@@ -14,12 +14,11 @@ import pytest
 from tablebase.endgame import index_board
 from tablebase.endgame.graph import ChessGame
 from tablebase.game import GameGraph, as_explicit
-from tablebase.solve import INF, retrograde
+from tablebase.solve import INF, Solution, retrograde
 
 
-def our_wdl_dtm(game: ChessGame, stm: int) -> tuple[np.ndarray, np.ndarray]:
+def our_wdl_dtm(game: ChessGame, solution: Solution, stm: int) -> tuple[np.ndarray, np.ndarray]:
     """wdl and dtm (side-to-move conventions) of every legal position with ``stm`` to move."""
-    solution = retrograde(game)
     v = game.vertices(stm, game.legal[stm])
     turn = 1 if stm == 0 else -1
     wdl = solution.eval[v].astype(np.int64) * turn
@@ -31,10 +30,11 @@ def our_wdl_dtm(game: ChessGame, stm: int) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("key", ["KQvK", "KRvK"])
 def test_wdl_and_dtm_equal_the_oracles_on_every_position(key, oracle_dir):
     game = ChessGame(key)
+    solution = retrograde(game)
     with chess.syzygy.open_tablebase(str(oracle_dir / "syzygy")) as syzygy, \
             chess.gaviota.open_tablebase(str(oracle_dir / "gaviota")) as gaviota:
         for stm in (0, 1):
-            wdl, dtm = our_wdl_dtm(game, stm)
+            wdl, dtm = our_wdl_dtm(game, solution, stm)
             # White to move always wins; Black to move loses or (stalemate, capture) draws.
             assert set(wdl.tolist()) == ({1} if stm == 0 else {-1, 0})
             boards = [index_board(key, stm, int(i)) for i in game.legal[stm]]
@@ -58,10 +58,11 @@ def test_exits_take_the_sub_tables_values(key, oracle_dir):
     game = ChessGame(key, lambda sub, stm, idx: solved(sub)[stm, idx])
     exit_wins = game.to_explicit().win[game.num_positions:]
     assert set(exit_wins.tolist()) == ({0, 1} if key == "KPvK" else {-1, 0, 1})
+    solution = retrograde(game)
     rng = np.random.default_rng(1)
     with chess.syzygy.open_tablebase(str(oracle_dir / "syzygy")) as syzygy:
         for stm in (0, 1):
-            wdl, _ = our_wdl_dtm(game, stm)
+            wdl, _ = our_wdl_dtm(game, solution, stm)
             sample = rng.choice(len(wdl), 1500, replace=False)
             theirs = [np.sign(syzygy.probe_wdl(index_board(key, stm, int(game.legal[stm][i])))) for i in sample]
             assert wdl[sample].tolist() == theirs

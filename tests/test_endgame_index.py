@@ -127,6 +127,8 @@ def test_every_placement_of_three_pieces(key):
 
 @pytest.mark.parametrize("key", list(SAMPLES))
 def test_random_legal_positions_encode_and_decode(key):
+    """Random placements python-chess calls legal (pawns on ranks 2-7), random side to
+    move: each encodes, the same for its symmetric images, and decodes to one of them."""
     material = Material.parse(key)
     scheme = IndexScheme.of(material)
     rng = np.random.default_rng(sum(map(ord, key)))

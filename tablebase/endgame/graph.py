@@ -61,6 +61,10 @@ class ChessGame:
     position, not on to the mate. Where every exit is drawn (KQvK, KRvK, ...), d_g is
     the exact depth to mate.
 
+    Positions carry no en-passant square: with pawns of both colours, a double step
+    that allows an en-passant capture leads to the position without that right (as in
+    :func:`successor_lists`), so such tables are not exact here.
+
     >>> game = ChessGame("KRvK")
     >>> game.num_positions, game.num_vertices - game.num_positions
     (50015, 462)

@@ -207,6 +207,9 @@ def decode(desc, idx, sq):
         r = rest // mult
         rest -= r * mult
         off = 8 if pawn else 0
+        if count == 1:
+            sq[start] = r + off
+            continue
         for k in range(count, 0, -1):
             c = k - 1
             while BINOM[c + 1, k] <= r:
