@@ -34,7 +34,7 @@ from .movegen import ExitMap, successor_lists
 #: ``subtable_values(sub_key, stm, indices) -> evals``: the eval (+1 the sub-table's
 #: White wins, -1 its Black wins, 0 draw; in the sub-table's own orientation) of the
 #: given indices of one sub-table with ``stm`` to move, as an array of the same length.
-SubtableValues = Callable[[str, int, np.ndarray], npt.ArrayLike]
+SubtableEvals = Callable[[str, int, np.ndarray], npt.ArrayLike]
 
 #: Sub-tables in which no side can ever mate: every exit into them is a draw.
 DRAWN_BY_MATERIAL = frozenset({"KvK", "KBvK", "KNvK"})
@@ -53,7 +53,7 @@ class ChessGame:
     promotion reaches; their ``win`` is that position's eval in this table's colours
     (the sub-table's value, negated where the sub-table holds it colour-flipped).
 
-    ``subtable_values`` gives the sub-tables' values (see :data:`SubtableValues`); it
+    ``subtable_values`` gives the sub-tables' values (see :data:`SubtableEvals`); it
     may be left out only when every sub-table is in :data:`DRAWN_BY_MATERIAL`.
 
     Depths follow Romano's d_g on this graph: an arc into an exit sink is one ply and
@@ -74,7 +74,7 @@ class ChessGame:
     ValueError: KPvK: sub-tables KBvK, KNvK, KQvK, KRvK, KvK are not all drawn by material; pass subtable_values
     """
 
-    def __init__(self, key: str | Material, subtable_values: SubtableValues | None = None) -> None:
+    def __init__(self, key: str | Material, subtable_values: SubtableEvals | None = None) -> None:
         self.material = Material.parse(key) if isinstance(key, str) else key
         self.scheme = IndexScheme.of(self.material)
         self.exits = ExitMap.of(self.material)
@@ -147,7 +147,7 @@ class ChessGame:
         win[self.num_positions:] = np.where(flipped, -1, 1) * self._subtable_evals(subtable_values)
         self._explicit = ExplicitGame.from_csr(indptr, indices, turn, win, start=self.start)
 
-    def _subtable_evals(self, subtable_values: SubtableValues | None) -> np.ndarray:
+    def _subtable_evals(self, subtable_values: SubtableEvals | None) -> np.ndarray:
         evals = np.zeros(len(self._exit_idx), np.int8)
         if subtable_values is None:
             return evals
@@ -217,7 +217,7 @@ class ChessGame:
     def index_values(self, values: npt.ArrayLike, fill: int = 0) -> np.ndarray:
         """Per-vertex ``values`` laid out by index: shape ``(2, scheme.size)``, row
         ``stm``; ``fill`` where an index is no legal position. Its rows, indexed by a
-        sub-table's indices, are what :data:`SubtableValues` asks for.
+        sub-table's indices, are what :data:`SubtableEvals` asks for.
 
         >>> from tablebase.solve import retrograde
         >>> game = ChessGame("KQvK")
