@@ -5,7 +5,6 @@ we do not) and mate distance from ``endgame-dm-4.epd``."""
 from __future__ import annotations
 
 import chess
-import pytest
 
 import tablebase
 

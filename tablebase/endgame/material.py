@@ -11,8 +11,6 @@ import functools
 import itertools
 from dataclasses import dataclass
 
-import numpy as np
-
 #: Piece letters in table order. The index of a letter is its piece code in the kernels.
 PIECE_ORDER = "KQRBNP"
 KING, QUEEN, ROOK, BISHOP, KNIGHT, PAWN = range(6)

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import (BETWEEN, KING_MASK, KING_TARGETS, KNIGHT_MASK, KNIGHT_TARGETS, LINE_KIND, PAWN_ATTACK_MASK,
-                    RAYS)
+from .board import BETWEEN, KING_MASK, KNIGHT_MASK, LINE_KIND, PAWN_ATTACK_MASK, RAYS
 from .index import D_COLOUR, D_N, D_TYPE, DESC_LEN, decode, encode, encode_after_move, is_valid, make_descriptor
 from .material import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Material, material_of_counts, PIECE_ORDER
 
@@ -454,7 +453,6 @@ def successor_lists(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc):
     index; invalid and illegal indices have none), then per move the sub-table id (-1:
     this table), the side to move and the index it leads to. Also ``flags``, one per
     index: 0 invalid or illegal, 1 has moves, 2 checkmate, 3 stalemate."""
-    n = desc[D_N]
     count = hi - lo
     indptr = np.zeros(count + 1, dtype=np.int64)
     cap = max(16, count * 8)
