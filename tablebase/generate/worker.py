@@ -108,24 +108,27 @@ class Partition:
         self.val = [np.empty(size, dtype=np.uint16) for _ in range(2)]
         self.cnt = [np.empty(size, dtype=np.uint8) for _ in range(2)]
         for stm in (0, 1):
-            val, cnt = self.val[stm], self.cnt[stm]
+            mates = []
             for sl in self.slices:
+                # Per slice, so that the temporaries below stay small beside the values.
                 lo, hi = self.scheme.slice_range(sl)
+                val, cnt = self.val[stm][lo - self.lo:hi - self.lo], self.cnt[stm][lo - self.lo:hi - self.lo]
                 bad = K.init_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm, e.subdesc,
-                                   s.values, s.offsets, val[lo - self.lo:hi - self.lo], cnt[lo - self.lo:hi - self.lo])
+                                   s.values, s.offsets, val, cnt)
                 if bad:
                     raise RuntimeError(f"{self.scheme.material}: {bad} exits of slice {sl} (side {stm}) lead to "
                                        "positions their sub-table marks illegal")
-                part = val[lo - self.lo:hi - self.lo]
-                self.exit_wins[stm, sl] = np.bincount(part[(part & np.uint16(0xF000)) == K.TENT_WIN] & K.DEPTH_MASK,
+                kind = val & np.uint16(0xF000)
+                self.exit_wins[stm, sl] = np.bincount(val[kind == K.TENT_WIN] & K.DEPTH_MASK,
                                                       minlength=K.MAX_DEPTH + 1)
-            self.frontier[stm] = np.flatnonzero(val == K.DECIDED).astype(self.offset_type)
-            exit_losses = np.flatnonzero(((val & np.uint16(0xF000)) == K.TENT_LOSS) & (cnt == 0))
-            self._defer(stm, exit_losses + self.lo, (val[exit_losses] & K.DEPTH_MASK).astype(np.int64))
+                mates.append((np.flatnonzero(val == K.DECIDED) + (lo - self.lo)).astype(self.offset_type))
+                exit_losses = np.flatnonzero((kind == K.TENT_LOSS) & (cnt == 0))
+                self._defer(stm, exit_losses + lo, (val[exit_losses] & K.DEPTH_MASK).astype(np.int64))
+            self.frontier[stm] = np.concatenate(mates)
             if self._has_en_passant():
                 self._init_en_passant(stm)
         self.ply = 1
-        return {"legal": int(sum((v != K.ILLEGAL).sum() for v in self.val)),
+        return {"legal": int(sum(np.count_nonzero(v != K.ILLEGAL) for v in self.val)),
                 "mates": int(sum(len(f) for f in self.frontier))}
 
     def _has_en_passant(self) -> bool:
