@@ -184,7 +184,8 @@ class Partition:
         """Un-move the next part of this partition's frontier. Returns, per destination
         partition, the predecessor indices for each side to move (``[white, black]``), and
         how many frontier positions are still to expand this ply."""
-        out = [[[], []] for _ in range(num_partitions)]
+        empty = np.zeros(0, dtype=np.int64)
+        out = [[empty, empty] for _ in range(num_partitions)]
         budget = EXPAND_BUDGET
         for stm in (0, 1):
             chunks = []
@@ -197,7 +198,7 @@ class Partition:
                 self.cursor[stm] = start + len(part)
                 budget -= len(part)
                 chunks.append(K.expand(self.scheme.desc, stm, part))
-            preds = np.concatenate(chunks) if len(chunks) > 1 else (chunks[0] if chunks else np.zeros(0, np.int64))
+            preds = np.concatenate(chunks) if chunks else empty
             if num_partitions == 1:
                 out[0][1 - stm] = preds
                 continue
@@ -206,7 +207,7 @@ class Partition:
                 out[p][1 - stm] = preds[dest == p]
         self.ep_due.pop(self.ply - 1, None)
         left = sum(len(f) - c for f, c in zip(self.frontier, self.cursor))
-        return [[a if isinstance(a, np.ndarray) else np.zeros(0, np.int64) for a in pair] for pair in out], left
+        return out, left
 
     def apply(self, incoming: list[list[np.ndarray]]) -> int:
         """Apply predecessor batches routed here (each ``[white, black]``): at an odd ply
