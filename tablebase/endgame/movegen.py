@@ -484,9 +484,9 @@ def successor_lists(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc):
             flags[x - lo] = 1
         if k + m > cap:
             cap = 2 * (k + m)
-            sub = _grow(sub, cap)
-            side = _grow(side, cap)
-            idx = _grow(idx, cap)
+            sub = grow(sub, cap)
+            side = grow(side, cap)
+            idx = grow(idx, cap)
         for j in range(m):
             sub[k + j] = o1[j]
             side[k + j] = o2[j]
@@ -497,7 +497,8 @@ def successor_lists(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc):
 
 
 @njit(cache=True)
-def _grow(a, cap):
+def grow(a, cap):
+    """A copy of ``a`` with room for ``cap`` items (output buffers of unknown length)."""
     b = np.empty(cap, dtype=a.dtype)
     b[:a.shape[0]] = a
     return b
@@ -532,7 +533,7 @@ def predecessor_lists(desc, stm, lo, hi):
         m = unique_small(out, m)
         if k + m > cap:
             cap = 2 * (k + m)
-            idx = _grow(idx, cap)
+            idx = grow(idx, cap)
         idx[k:k + m] = out[:m]
         k += m
     indptr[count] = k

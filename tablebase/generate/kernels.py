@@ -25,8 +25,8 @@ from numba import njit
 
 from ..endgame.board import ON_DIAGONAL
 from ..endgame.index import D_PAWNFUL, decode, is_valid
-from ..endgame.movegen import (MAX_MOVES, SQ_BIT, ep_exits, ep_predecessors, in_check, is_legal, predecessors,
-                               setup_board, successors, unique_small)
+from ..endgame.movegen import (MAX_MOVES, SQ_BIT, ep_exits, ep_predecessors, grow, in_check, is_legal,
+                               predecessors, setup_board, successors, unique_small)
 
 UNKNOWN = np.uint16(0)
 DRAW = UNKNOWN
@@ -108,19 +108,11 @@ def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdes
             bad_exits += bad
             if k == cap:
                 cap *= 2
-                qs, ps, wins, losses = _grow4(qs, ps, wins, losses, cap)
-                draws = _grow_bool(draws, cap)
-                moves = _grow_bool(moves, cap)
+                qs, ps, wins, losses = grow(qs, cap), grow(ps, cap), grow(wins, cap), grow(losses, cap)
+                draws, moves = grow(draws, cap), grow(moves, cap)
             qs[k], ps[k], wins[k], draws[k], losses[k], moves[k] = x, pred[a], w, dr, ls, q_moves
             k += 1
     return qs[:k], ps[:k], wins[:k], draws[:k], losses[:k], moves[:k], bad_exits
-
-
-@njit(cache=True)
-def _grow_bool(a, cap):
-    g = np.empty(cap, dtype=np.bool_)
-    g[:a.shape[0]] = a
-    return g
 
 
 @njit(cache=True)
@@ -130,16 +122,6 @@ def _has_moves(desc, sq, stm, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, 
     setup_board(desc, sq, board)
     return successors(desc, sq, -1, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                       o_sub, o_stm, o_idx, o_ep) > 0
-
-
-@njit(cache=True)
-def _grow4(a, b, c, d, cap):
-    out = []
-    for arr in (a, b, c, d):
-        g = np.empty(cap, dtype=np.int64)
-        g[:arr.shape[0]] = arr
-        out.append(g)
-    return out[0], out[1], out[2], out[3]
 
 
 @njit(cache=True)
@@ -258,9 +240,7 @@ def expand(desc, stm, frontier):
         m = unique_small(buf, predecessors(desc, sq, x, stm, board, occ, tmp, buf))
         if k + m > cap:
             cap = 2 * (k + m)
-            grown = np.empty(cap, dtype=np.int64)
-            grown[:k] = out[:k]
-            out = grown
+            out = grow(out[:k], cap)
         out[k:k + m] = buf[:m]
         k += m
     return out[:k]
