@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -11,8 +10,7 @@ import ray
 
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
-from ..generate.pipeline import (Progress, TableStats, finish_stats, generate_table, load_subtables, run_passes,
-                                 skipped_stats, write_table_manifest)
+from ..generate.pipeline import Progress, TableStats, generate_table, skipped_stats
 from ..generate.worker import Partition, SubtableValues, partition_bounds
 from ..store.shards import ShardInfo, table_complete
 
@@ -78,14 +76,6 @@ def _generate_table_task(out: str, key: str, config: dict) -> TableStats:
     return generate_table(Path(out), key, config=config)
 
 
-def _generate_large(out: Path, key: str, workers: int, progress: Progress | None, config: dict) -> TableStats:
-    t0 = time.perf_counter()
-    parts = RayPartitions(key, load_subtables(out, key), workers)
-    stats = run_passes(key, parts, progress)
-    manifest = write_table_manifest(out, key, parts.finish(out / key), config)
-    return finish_stats(stats, manifest, t0)
-
-
 def generate_on_ray(keys: list[str], out: Path, *, workers: int, progress: Progress | None = None,
                     on_table: Callable[[TableStats], None] | None = None, config: dict | None = None,
                     actor_threshold: int = ACTOR_THRESHOLD) -> list[TableStats]:
@@ -120,7 +110,8 @@ def generate_on_ray(keys: list[str], out: Path, *, workers: int, progress: Progr
                 running[_generate_table_task.options(name=f"generate {key}").remote(str(out), key, config)] = key
             elif not running:
                 todo.remove(key)
-                finished(_generate_large(out, key, workers, progress, config))
+                finished(generate_table(out, key, num_partitions=workers, progress=progress, config=config,
+                                        make_partitions=RayPartitions))
                 break
         if running:
             ref_done, _ = ray.wait(list(running), num_returns=1)

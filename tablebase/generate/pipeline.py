@@ -145,13 +145,15 @@ def skipped_stats(out: Path, key: str) -> TableStats:
 
 
 def generate_table(out: Path, key: str, *, num_partitions: int = 1, progress: Progress | None = None,
-                   config: dict | None = None) -> TableStats:
-    """Generate one table in this process (its sub-tables must be complete under ``out``)."""
+                   config: dict | None = None,
+                   make_partitions: Callable[[str, SubtableValues, int], Partitions] = LocalPartitions) -> TableStats:
+    """Generate one table (its sub-tables must be complete under ``out``), by default in
+    this process; ``make_partitions`` places the partitions elsewhere (Ray actors)."""
     out = Path(out)
     if table_complete(out / key, key):
         return skipped_stats(out, key)
     t0 = time.perf_counter()
-    parts = LocalPartitions(key, load_subtables(out, key), num_partitions)
+    parts = make_partitions(key, load_subtables(out, key), num_partitions)
     stats = run_passes(key, parts, progress)
     manifest = write_table_manifest(out, key, parts.finish(out / key), config)
     return finish_stats(stats, manifest, t0)
