@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -48,6 +49,12 @@ class ProgressDisplay:
             what = "complete, skipped"
         else:
             what = f"{stats.seconds:7.1f} s ({stats.pass_seconds:.1f} s passes), {stats.plies} plies"
+            if stats.partitions > 1:
+                what += f", {stats.partitions} partitions on {stats.nodes} node{'s' * (stats.nodes > 1)}"
+            if stats.resumed_from:
+                what += f", resumed from ply {stats.resumed_from}"
+            if stats.restarts:
+                what += f", {stats.restarts} restart{'s' * (stats.restarts > 1)}"
         counts = "  ".join(f"{side}: +{c[side]['wins']:,} ={c[side]['draws']:,} -{c[side]['losses']:,}"
                            for side in ("w", "b"))
         self.stream.write(f"{stats.material:10} {what:42} longest DTM {stats.longest_dtm:4d}  "
@@ -78,14 +85,26 @@ def _config_from_args(args) -> JobConfig:
     return cfg
 
 
+def _log_to_stderr() -> None:
+    """Show the generator's own messages (resumed from a checkpoint, a lost partition)."""
+    logger = logging.getLogger("tablebase")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+
+
 def cmd_generate(args) -> int:
     cfg = _config_from_args(args)
+    _log_to_stderr()
     display = ProgressDisplay()
     cfg.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     if cfg.executor == "local":
         from .generate.pipeline import generate
-        results = generate(cfg.tables(), cfg.out, progress=display.ply, on_table=display.table, config=cfg.as_dict())
+        results = generate(cfg.tables(), cfg.out, progress=display.ply, on_table=display.table, config=cfg.as_dict(),
+                           checkpoint_seconds=cfg.checkpoint_seconds)
     else:
         import ray
 
@@ -97,7 +116,8 @@ def cmd_generate(args) -> int:
         try:
             workers = cfg.workers or int(ray.cluster_resources().get("CPU", 1))
             results = generate_on_ray(cfg.tables(), cfg.out, workers=workers, progress=display.ply,
-                                      on_table=display.table, config=cfg.as_dict())
+                                      on_table=display.table, config=cfg.as_dict(), split_above=cfg.split_above,
+                                      checkpoint_seconds=cfg.checkpoint_seconds)
         finally:
             ray.shutdown()
     made = [r for r in results if not r.skipped]

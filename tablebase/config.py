@@ -23,6 +23,10 @@ KEYS = {
     "workers": "CPUs to use (0 = every CPU of the machine or cluster)",
     "executor": "\"ray\" (default) or \"local\" (one process, no Ray)",
     "address": "Ray address of an existing cluster (\"auto\" inside `ray job submit`); empty: start Ray locally",
+    "split_above": "positions per side above which a table is split over `workers` Ray actors (smaller: one "
+                   "task); default 8,000,000",
+    "checkpoint_seconds": "seconds between checkpoints of a table in progress (a re-run resumes from the last); "
+                          "0 = after every ply",
 }
 
 
@@ -38,6 +42,8 @@ class JobConfig:
     workers: int = 0
     executor: str = "ray"
     address: str = ""
+    split_above: int | None = None  # None: the generator's default
+    checkpoint_seconds: float = 300.0
 
     def tables(self) -> list[str]:
         """The requested tables (sub-tables are added by the scheduler)."""
@@ -86,6 +92,12 @@ class JobConfig:
             if data["executor"] not in ("ray", "local"):
                 raise ConfigError(f"{source}: 'executor' must be \"ray\" or \"local\", got {data['executor']!r}")
             cfg.executor = data["executor"]
+        for name in ("split_above", "checkpoint_seconds"):
+            if name in data:
+                v = data[name]
+                if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or v != v:
+                    raise ConfigError(f"{source}: '{name}' must be a number >= 0 ({KEYS[name]}), got {v!r}")
+                setattr(cfg, name, int(v) if name == "split_above" else float(v))
         if "address" in data:
             if not isinstance(data["address"], str):
                 raise ConfigError(f"{source}: 'address' must be a string")

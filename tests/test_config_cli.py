@@ -35,6 +35,9 @@ def test_shipped_configs_are_valid():
     ("workers = -1", "'workers' must be an integer >= 0"),
     ("executor = 'spark'", "'executor' must be"),
     ("pieces = [3", "not valid TOML"),
+    ("split_above = -5", "'split_above' must be a number >= 0"),
+    ("checkpoint_seconds = 'often'", "'checkpoint_seconds' must be a number >= 0"),
+    ("checkpoint_seconds = nan", "'checkpoint_seconds' must be a number >= 0"),
 ])
 def test_bad_configs_are_named(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):

@@ -91,7 +91,7 @@ def test_ray_actors_write_the_same_shards(tables_34, ray_local, tmp_path):
     from tablebase.distributed import generate_on_ray
     key = "KRvKP"
     copy_tables(tables_34, tmp_path, dependency_order([key])[:-1])
-    generate_on_ray([key], tmp_path, workers=2, actor_threshold=0)
+    generate_on_ray([key], tmp_path, workers=2, split_above=0)
     manifest = read_manifest(tmp_path / key)
     assert len(manifest.shards) == 2 * IndexScheme.of(key).num_slices > 2
     for info in manifest.shards:

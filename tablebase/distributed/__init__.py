@@ -4,6 +4,6 @@ Small tables run whole inside one Ray task each, independent ones concurrently; 
 table is split into partitions held by Ray actors that exchange only the frontier.
 """
 
-from .executor import RayPartitions, generate_on_ray
+from .executor import InsufficientMemoryError, RayPartitions, check_memory, generate_on_ray
 
-__all__ = ["RayPartitions", "generate_on_ray"]
+__all__ = ["InsufficientMemoryError", "RayPartitions", "check_memory", "generate_on_ray"]

@@ -1,27 +1,46 @@
-"""Ray executor: the material DAG as tasks, large tables as partitioned actors."""
+"""Ray executor: the material DAG as tasks, large tables as partitioned actors.
+
+Fault tolerance: a table task whose worker dies is retried by Ray (tables are written
+atomically and deterministically). A partition actor that dies is restarted by Ray, empty;
+the driver then rolls every partition of the table back to the last checkpoint and
+replays the plies since (:func:`tablebase.generate.pipeline.solve_table`).
+"""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import ray
+from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
-from ..generate.pipeline import Progress, TableStats, generate_table, skipped_stats
-from ..generate.worker import Partition, SubtableValues, partition_bounds
+from ..generate.pipeline import PartitionLost, Progress, TableStats, generate_table, skipped_stats
+from ..generate.worker import SPLIT_ABOVE, Partition, SubtableValues, partition_bounds, table_memory
+from ..store.checkpoint import StateFile, read_state, write_state
 from ..store.shards import ShardInfo, table_complete
 
-#: Tables with more positions per side than this are split over actors; smaller ones run
-#: whole in one task (an actor per table would cost more than the table).
-ACTOR_THRESHOLD = 8_000_000
+#: How often Ray restarts a dead partition actor.
+ACTOR_RESTARTS = 3
 
 
 class _PartitionActor(Partition):
     """A :class:`Partition` as a Ray actor; ``apply_from`` takes the routed arrays as
     separate arguments so Ray moves them between actors without the driver."""
+
+    def where(self) -> tuple[str, int]:
+        """The node id and process id of this actor."""
+        return ray.get_runtime_context().get_node_id(), os.getpid()
+
+    def save(self, folder: Path, part: int, ply: int) -> StateFile:
+        return write_state(folder, part, ply, self.state())
+
+    def load(self, folder: Path, state: StateFile) -> None:
+        self.restore(read_state(folder, state))
 
     def apply_from(self, *incoming: np.ndarray) -> int:
         """Batches as flat arguments: white, black, white, black, ..."""
@@ -34,21 +53,69 @@ class _PartitionActor(Partition):
         return (*[a for pair in out for a in pair], left)
 
 
-PartitionActor = ray.remote(num_cpus=1)(_PartitionActor)
+PartitionActor = ray.remote(num_cpus=1, max_restarts=ACTOR_RESTARTS)(_PartitionActor)
+
+
+class InsufficientMemoryError(ValueError):
+    """The Ray cluster has too little memory for a table of the job."""
+
+
+def check_memory(keys: list[str], resources: dict, workers: int, split_above: int = SPLIT_ABOVE) -> None:
+    """Refuse a job before any work when one of its tables cannot fit: a split table needs
+    its estimated peak (:func:`tablebase.generate.worker.table_memory`) in the cluster's
+    memory, a whole-table task in one worker's share of it."""
+    memory = resources.get("memory", 0)
+    cpus = max(1, int(resources.get("CPU", 1)))
+    for key in keys:
+        split = IndexScheme.of(key).size > split_above
+        need = table_memory(key, workers if split else 1)
+        have = memory if split else memory / cpus
+        if need > have:
+            raise InsufficientMemoryError(
+                f"{key} needs about {need / 1e9:.1f} GB to generate ({2 * IndexScheme.of(key).size:,} positions) "
+                f"but the Ray cluster offers {have / 1e9:.1f} GB of memory{'' if split else ' to one task'}: "
+                "add nodes or memory (nothing was generated for it)")
 
 
 class RayPartitions:
-    """A table's partitions as Ray actors, one per worker."""
+    """A table's partitions as Ray actors, one per worker, spread over the nodes."""
 
     def __init__(self, key: str, subtables: SubtableValues, num_partitions: int):
-        bounds = partition_bounds(IndexScheme.of(key), num_partitions)
+        self.bounds = partition_bounds(IndexScheme.of(key), num_partitions)
         sub_ref = ray.put(subtables)
-        self.n = len(bounds) - 1
-        self.actors = [PartitionActor.options(name=f"{key}/partition-{p}")
-                       .remote(key, bounds[p], bounds[p + 1], bounds, sub_ref) for p in range(self.n)]
+        self.n = len(self.bounds) - 1
+        self.actors = [PartitionActor.options(name=f"{key}/partition-{p}", scheduling_strategy="SPREAD")
+                       .remote(key, self.bounds[p], self.bounds[p + 1], self.bounds, sub_ref) for p in range(self.n)]
+
+    def _get(self, refs):
+        """``ray.get``; a dead actor is reported as :class:`PartitionLost` once Ray has
+        restarted it (empty), so that the caller can roll the table back."""
+        try:
+            return ray.get(refs)
+        except RayActorError as e:
+            self._wait_restarted()
+            raise PartitionLost(str(e).splitlines()[0]) from e
+
+    def _wait_restarted(self, timeout: float = 300.0) -> None:
+        deadline = time.monotonic() + timeout
+        for a in self.actors:
+            while True:
+                try:
+                    ray.get(a.where.remote())
+                    break
+                except ActorDiedError as e:
+                    raise RuntimeError(f"a partition actor died {ACTOR_RESTARTS + 1} times, giving up: {e}") from e
+                except ActorUnavailableError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+
+    def where(self) -> list[tuple[str, int]]:
+        """(node id, pid) of every partition actor."""
+        return self._get([a.where.remote() for a in self.actors])
 
     def init(self) -> list[dict]:
-        return ray.get([a.init.remote() for a in self.actors])
+        return self._get([a.init.remote() for a in self.actors])
 
     def superstep(self, ply: int) -> int:
         decided = 0
@@ -57,36 +124,48 @@ class RayPartitions:
             outgoing = [a.expand_split.options(num_returns=2 * self.n + 1).remote(self.n) for a in self.actors]
             applied = [a.apply_from.remote(*[ref for out in outgoing for ref in out[2 * dst:2 * dst + 2]])
                        for dst, a in enumerate(self.actors)]
-            left = sum(ray.get([out[-1] for out in outgoing]))
-            decided += sum(ray.get(applied))
-        return decided + sum(ray.get([a.end_ply.remote() for a in self.actors]))
+            left = sum(self._get([out[-1] for out in outgoing]))
+            decided += sum(self._get(applied))
+        return decided + sum(self._get([a.end_ply.remote() for a in self.actors]))
 
     def last_pending_ply(self) -> int:
-        return max(ray.get([a.last_pending_ply.remote() for a in self.actors]))
+        return max(self._get([a.last_pending_ply.remote() for a in self.actors]))
+
+    def save(self, folder: Path, ply: int) -> list[StateFile]:
+        return self._get([a.save.remote(folder, p, ply) for p, a in enumerate(self.actors)])
+
+    def load(self, folder: Path, states: list[StateFile]) -> None:
+        self._get([a.load.remote(folder, s) for a, s in zip(self.actors, states)])
 
     def finish(self, folder: Path | None) -> list[ShardInfo]:
-        infos = [i for part in ray.get([a.finish.remote(folder) for a in self.actors]) for i in part]
+        infos = [i for part in self._get([a.finish.remote(folder) for a in self.actors]) for i in part]
         for a in self.actors:
             ray.kill(a)
         return infos
 
 
 @ray.remote(num_cpus=1)
-def _generate_table_task(out: str, key: str, config: dict) -> TableStats:
-    return generate_table(Path(out), key, config=config)
+def _generate_table_task(out: str, key: str, config: dict, checkpoint_seconds: float | None) -> TableStats:
+    return generate_table(Path(out), key, config=config, checkpoint_seconds=checkpoint_seconds)
 
 
 def generate_on_ray(keys: list[str], out: Path, *, workers: int, progress: Progress | None = None,
                     on_table: Callable[[TableStats], None] | None = None, config: dict | None = None,
-                    actor_threshold: int = ACTOR_THRESHOLD) -> list[TableStats]:
+                    split_above: int | None = None, checkpoint_seconds: float | None = None) -> list[TableStats]:
     """Generate ``keys`` and their sub-tables on the connected Ray instance.
 
-    Independent small tables run concurrently as tasks; a large table waits until nothing
-    else runs, then takes ``workers`` actors. Complete tables are skipped.
+    Independent small tables run concurrently as tasks; a table of more than
+    ``split_above`` positions per side (default :data:`SPLIT_ABOVE`) waits until nothing else runs, then takes
+    ``workers`` actors. Complete tables are skipped; with ``checkpoint_seconds``, a table
+    resumes from its last checkpoint. Refuses to start, with :class:`InsufficientMemoryError`,
+    when a table cannot fit in the cluster's memory.
     """
     out = Path(out).resolve()
     config = config or {}
+    split_above = SPLIT_ABOVE if split_above is None else split_above
     order = dependency_order(keys)
+    check_memory([k for k in order if not table_complete(out / k, k, hash_check=False)],
+                 ray.cluster_resources(), workers, split_above)
     deps = {k: {m.key for m in Material.parse(k).direct_subtables()} for k in order}
     done: set[str] = set()
     results: list[TableStats] = []
@@ -105,13 +184,14 @@ def generate_on_ray(keys: list[str], out: Path, *, workers: int, progress: Progr
             if table_complete(out / key, key):
                 todo.remove(key)
                 finished(skipped_stats(out, key))
-            elif IndexScheme.of(key).size <= actor_threshold:
+            elif IndexScheme.of(key).size <= split_above:
                 todo.remove(key)
-                running[_generate_table_task.options(name=f"generate {key}").remote(str(out), key, config)] = key
+                running[_generate_table_task.options(name=f"generate {key}")
+                        .remote(str(out), key, config, checkpoint_seconds)] = key
             elif not running:
                 todo.remove(key)
                 finished(generate_table(out, key, num_partitions=workers, progress=progress, config=config,
-                                        make_partitions=RayPartitions))
+                                        checkpoint_seconds=checkpoint_seconds, make_partitions=RayPartitions))
                 break
         if running:
             ref_done, _ = ray.wait(list(running), num_returns=1)

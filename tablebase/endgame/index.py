@@ -260,6 +260,11 @@ def decode_many(desc, indices):
 #: ~5 ms overhead, small enough that many slices keep every worker busy.
 SLICE_TARGET = 1 << 21
 
+#: Slices are the unit of distribution, so a table cut into fewer than MIN_SLICES slices
+#: gets smaller ones, down to MIN_SLICE positions: a 4-piece table still spreads over workers.
+MIN_SLICES = 8
+MIN_SLICE = 1 << 16
+
 
 @dataclass(frozen=True)
 class IndexScheme:
@@ -293,7 +298,8 @@ class IndexScheme:
 
     @property
     def king_pairs_per_slice(self) -> int:
-        return max(1, SLICE_TARGET // self.positions_per_king_pair)
+        r, n = self.positions_per_king_pair, self.num_king_pairs
+        return min(max(1, SLICE_TARGET // r), max(-(-n // MIN_SLICES), -(-MIN_SLICE // r)))
 
     @property
     def num_slices(self) -> int:

@@ -1,13 +1,17 @@
 """The per-material pipeline: init -> ply-by-ply backward passes -> shards + manifest.
 
 :func:`run_passes` drives any set of partitions (in-process here, Ray actors in
-``tablebase.distributed``) through the supersteps; :func:`generate_table` runs one table in
-this process; :func:`generate` runs a list of tables and all their sub-tables in
-dependency order, skipping tables already complete.
+``tablebase.distributed``) through the supersteps, checkpointing them now and then;
+:func:`solve_table` adds the recovery from a lost partition and the final shards;
+:func:`generate_table` runs one table; :func:`generate` runs a list of tables and all
+their sub-tables in dependency order, skipping tables already complete.
 """
 
 from __future__ import annotations
 
+import logging
+import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,21 +22,40 @@ import numpy as np
 from .. import __version__
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
+from ..store.checkpoint import (Checkpoint, CorruptCheckpointError, StateFile, checkpoint_folder, read_checkpoint,
+                                read_state, remove_checkpoints, write_checkpoint, write_state)
 from ..store.shards import ShardInfo, TableManifest, load_table, read_manifest, table_complete, write_manifest
 from .worker import Partition, SubtableValues, partition_bounds
+
+log = logging.getLogger(__name__)
 
 #: progress(material, ply, decided at this ply, decided so far, legal positions, seconds)
 Progress = Callable[[str, int, int, int, int, float], None]
 
+#: How often a table is rolled back and resumed after losing a partition before giving up.
+MAX_RESTARTS = 3
+
+
+class PartitionLost(RuntimeError):
+    """A partition's worker died and took its values with it (the executor restarts it empty)."""
+
 
 class Partitions(Protocol):
-    """A table's partitions, wherever they run."""
+    """A table's partitions, wherever they run. Any method may raise :class:`PartitionLost`."""
+
+    bounds: list[int]
+
+    def where(self) -> list[tuple[str, int]]: ...
 
     def init(self) -> list[dict]: ...
 
     def superstep(self, ply: int) -> int: ...
 
     def last_pending_ply(self) -> int: ...
+
+    def save(self, folder: Path, ply: int) -> list[StateFile]: ...
+
+    def load(self, folder: Path, states: list[StateFile]) -> None: ...
 
     def finish(self, folder: Path | None) -> list[ShardInfo]: ...
 
@@ -41,8 +64,13 @@ class LocalPartitions:
     """Every partition in this process (tests, small tables, the body of a Ray task)."""
 
     def __init__(self, key: str, subtables: SubtableValues, num_partitions: int = 1):
-        bounds = partition_bounds(IndexScheme.of(key), num_partitions)
-        self.parts = [Partition(key, bounds[p], bounds[p + 1], bounds, subtables) for p in range(len(bounds) - 1)]
+        self.bounds = partition_bounds(IndexScheme.of(key), num_partitions)
+        self.parts = [Partition(key, self.bounds[p], self.bounds[p + 1], self.bounds, subtables)
+                      for p in range(len(self.bounds) - 1)]
+
+    def where(self) -> list[tuple[str, int]]:
+        """(node, process id) of every partition: all here."""
+        return [("local", os.getpid())] * len(self.parts)
 
     def init(self) -> list[dict]:
         return [p.init() for p in self.parts]
@@ -63,6 +91,13 @@ class LocalPartitions:
 
     def last_pending_ply(self) -> int:
         return max(p.last_pending_ply() for p in self.parts)
+
+    def save(self, folder: Path, ply: int) -> list[StateFile]:
+        return [write_state(folder, i, ply, p.state()) for i, p in enumerate(self.parts)]
+
+    def load(self, folder: Path, states: list[StateFile]) -> None:
+        for p, state in zip(self.parts, states):
+            p.restore(read_state(folder, state))
 
     def finish(self, folder: Path | None) -> list[ShardInfo]:
         return [info for p in self.parts for info in p.finish(folder)]
@@ -89,15 +124,45 @@ class TableStats:
     skipped: bool = False
     counts: dict = field(default_factory=dict)
     longest_dtm: int = 0
+    resumed_from: int = 0  # the checkpointed ply this run started from (0: from init)
+    restarts: int = 0  # roll-backs after a lost partition
+    partitions: int = 1
+    nodes: int = 1  # the nodes the partitions ran on
 
 
-def run_passes(key: str, parts: Partitions, progress: Progress | None = None) -> TableStats:
-    """Init, then supersteps until a ply decides nothing and no exit is still due."""
+def _resume(key: str, parts: Partitions, checkpoints: Path) -> Checkpoint | None:
+    """Restore the partitions from the table's last checkpoint, if it fits them."""
+    cp = read_checkpoint(checkpoints, key)
+    if cp is None:
+        return None
+    if cp.bounds != parts.bounds:
+        log.info("%s: checkpoint of ply %d ignored: written for partitions %s, not %s",
+                 key, cp.ply, cp.bounds, parts.bounds)
+        return None
+    try:
+        parts.load(checkpoints, cp.states)
+    except CorruptCheckpointError as e:
+        log.warning("%s: checkpoint of ply %d ignored: %s", key, cp.ply, e)
+        return None
+    return cp
+
+
+def run_passes(key: str, parts: Partitions, progress: Progress | None = None, *, checkpoints: Path | None = None,
+               checkpoint_seconds: float = math.inf) -> TableStats:
+    """Init (or resume from the last checkpoint in ``checkpoints``), then supersteps until
+    a ply decides nothing and no exit is still due; every ``checkpoint_seconds`` the
+    partitions' state at the end of a ply is saved to ``checkpoints``."""
     t0 = time.perf_counter()
-    legal = sum(s["legal"] for s in parts.init())
-    t1 = time.perf_counter()
-    total = 0
-    ply = 0
+    cp = _resume(key, parts, checkpoints) if checkpoints is not None else None
+    if cp is None:
+        legal = sum(s["legal"] for s in parts.init())
+        ply = total = 0
+    else:
+        legal, ply, total = cp.legal, cp.ply, cp.decided
+        log.info("%s: resumed from the checkpoint of ply %d", key, ply)
+    stats = TableStats(material=key, positions=2 * IndexScheme.of(key).size, legal=legal,
+                       resumed_from=cp.ply if cp else 0)
+    t1 = last_save = time.perf_counter()
     while True:
         ply += 1
         decided = parts.superstep(ply)
@@ -106,9 +171,39 @@ def run_passes(key: str, parts: Partitions, progress: Progress | None = None) ->
             progress(key, ply, decided, total, legal, time.perf_counter() - t0)
         if decided == 0 and parts.last_pending_ply() < ply:
             break
-    stats = TableStats(material=key, positions=2 * IndexScheme.of(key).size, legal=legal, plies=ply)
+        if checkpoints is not None and time.perf_counter() - last_save >= checkpoint_seconds:
+            states = parts.save(checkpoints, ply)
+            write_checkpoint(checkpoints, Checkpoint(key, ply, list(parts.bounds), states, legal, total))
+            last_save = time.perf_counter()
+    stats.plies = ply
     stats.pass_seconds = time.perf_counter() - t1
     return stats
+
+
+def solve_table(key: str, parts: Partitions, folder: Path | None = None, progress: Progress | None = None, *,
+                checkpoint_seconds: float | None = None,
+                max_restarts: int = MAX_RESTARTS) -> tuple[TableStats, list[ShardInfo]]:
+    """:func:`run_passes`, then the shards into ``folder`` (when given). A lost partition
+    rolls every partition back to the last checkpoint (or to init) and the table goes on:
+    the passes are deterministic, so the shards are those of an undisturbed run.
+    ``checkpoint_seconds=None`` writes no checkpoints (and resumes from none)."""
+    checkpoints = checkpoint_folder(folder) if folder is not None and checkpoint_seconds is not None else None
+    restarts = 0
+    while True:
+        try:
+            stats = run_passes(key, parts, progress, checkpoints=checkpoints,
+                               checkpoint_seconds=checkpoint_seconds if checkpoint_seconds is not None else math.inf)
+            infos = parts.finish(folder)
+        except PartitionLost as e:
+            restarts += 1
+            if restarts > max_restarts:
+                raise RuntimeError(f"{key}: lost a partition {restarts} times, giving up: {e}") from e
+            log.warning("%s: lost a partition (%s); rolling back to the last checkpoint", key, e)
+            continue
+        stats.restarts = restarts
+        if checkpoints is not None:
+            remove_checkpoints(checkpoints)
+        return stats, infos
 
 
 def load_subtables(out: Path, key: str) -> SubtableValues:
@@ -145,26 +240,32 @@ def skipped_stats(out: Path, key: str) -> TableStats:
 
 
 def generate_table(out: Path, key: str, *, num_partitions: int = 1, progress: Progress | None = None,
-                   config: dict | None = None,
+                   config: dict | None = None, checkpoint_seconds: float | None = None,
                    make_partitions: Callable[[str, SubtableValues, int], Partitions] = LocalPartitions) -> TableStats:
     """Generate one table (its sub-tables must be complete under ``out``), by default in
-    this process; ``make_partitions`` places the partitions elsewhere (Ray actors)."""
+    this process; ``make_partitions`` places the partitions elsewhere (Ray actors). With
+    ``checkpoint_seconds``, a run resumes from the table's last checkpoint and writes one
+    at the end of a ply at most that often."""
     out = Path(out)
     if table_complete(out / key, key):
         return skipped_stats(out, key)
     t0 = time.perf_counter()
     parts = make_partitions(key, load_subtables(out, key), num_partitions)
-    stats = run_passes(key, parts, progress)
-    manifest = write_table_manifest(out, key, parts.finish(out / key), config)
+    where = parts.where()
+    stats, infos = solve_table(key, parts, out / key, progress, checkpoint_seconds=checkpoint_seconds)
+    stats.partitions, stats.nodes = len(where), len({node for node, _ in where})
+    manifest = write_table_manifest(out, key, infos, config)
     return finish_stats(stats, manifest, t0)
 
 
 def generate(keys: list[str], out: Path, *, progress: Progress | None = None,
-             on_table: Callable[[TableStats], None] | None = None, config: dict | None = None) -> list[TableStats]:
+             on_table: Callable[[TableStats], None] | None = None, config: dict | None = None,
+             checkpoint_seconds: float | None = None) -> list[TableStats]:
     """Generate ``keys`` and every sub-table they need, in this process, sub-tables first."""
     results = []
     for key in dependency_order(keys):
-        stats = generate_table(Path(out), key, progress=progress, config=config)
+        stats = generate_table(Path(out), key, progress=progress, config=config,
+                               checkpoint_seconds=checkpoint_seconds)
         if on_table is not None:
             on_table(stats)
         results.append(stats)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..endgame.index import IndexScheme
+from ..endgame.material import Material
 from ..endgame.movegen import ExitMap
 from ..store.shards import ShardInfo, write_shard
 from . import kernels as K
@@ -53,6 +54,25 @@ def partition_bounds(scheme: IndexScheme, num_partitions: int) -> list[int]:
     return [round(i * n / parts) for i in range(parts + 1)]
 
 
+#: Tables with more positions per side than this are split over several partitions by
+#: default; smaller ones run whole (a split costs more than such a table).
+SPLIT_ABOVE = 8_000_000
+
+#: Peak bytes per index position of a partition (both sides to move): 3 B of values and
+#: successor counters, the frontier (4 B per position decided at one ply) and the per-slice
+#: temporaries. The sub-tables' values add 2 B per sub-table position, once per node.
+BYTES_PER_POSITION = 5
+
+#: A worker process's own memory before any table: Python, numpy, numba, pyarrow.
+WORKER_BYTES = 400 << 20
+
+
+def table_memory(key: str, workers: int = 1) -> int:
+    """Estimated peak bytes to generate ``key`` over ``workers`` partitions on one node."""
+    subs = sum(2 * IndexScheme.of(m.key).size for m in Material.parse(key).direct_subtables())
+    return BYTES_PER_POSITION * 2 * IndexScheme.of(key).size + 2 * subs + WORKER_BYTES * workers
+
+
 #: Frontier positions un-moved per expand call: bounds the predecessor buffers (about
 #: 15 predecessors of 8 bytes each per position) whatever the size of a ply.
 EXPAND_BUDGET = 1 << 19
@@ -77,10 +97,14 @@ class Partition:
         # owner[slice] -> partition, for routing predecessors.
         self.owner = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
         self.subtables = subtables
-        self.val = [np.empty(0, dtype=np.uint16)] * 2  # per side to move, indices [lo, hi)
-        self.cnt = [np.empty(0, dtype=np.uint8)] * 2
         # Offsets from lo: 4 bytes each where they fit (a ply can decide a good part of a table).
         self.offset_type = np.uint32 if self.hi - self.lo < 2 ** 32 else np.int64
+        self._reset()
+
+    def _reset(self) -> None:
+        """Forget every value: the state before :meth:`init` (or :meth:`restore`)."""
+        self.val = [np.empty(0, dtype=np.uint16)] * 2  # per side to move, indices [lo, hi)
+        self.cnt = [np.empty(0, dtype=np.uint8)] * 2
         self.ply = 0  # the ply being built
         self.frontier = [np.empty(0, dtype=self.offset_type)] * 2  # decided at ply - 1
         self.cursor = [0, 0]
@@ -103,6 +127,7 @@ class Partition:
 
     def init(self) -> dict:
         """Classify every position and read the exits; checkmates form the ply-0 frontier."""
+        self._reset()
         e, s = self.exits, self.subtables
         size = self.hi - self.lo
         self.val = [np.empty(size, dtype=np.uint16) for _ in range(2)]
@@ -261,6 +286,36 @@ class Partition:
         wins = max((int(np.flatnonzero(h)[-1]) for h in self.exit_wins.values() if h.any()), default=-1)
         return max(max(self.pending, default=-1), max(self.ep_due, default=-2) + 1, wins)
 
+    def state(self) -> dict[str, np.ndarray]:
+        """Everything needed to go on from the end of the last ply (call it between plies),
+        as named arrays: what a checkpoint stores."""
+        st = {"ply": np.array(self.ply), "lo": np.array(self.lo), "hi": np.array(self.hi)}
+        for stm in (0, 1):
+            st[f"val{stm}"], st[f"cnt{stm}"], st[f"frontier{stm}"] = self.val[stm], self.cnt[stm], self.frontier[stm]
+        st.update(_pack("exit_wins", [(stm, sl, (h,)) for (stm, sl), h in self.exit_wins.items()]))
+        st.update(_pack("pending", [(ply, stm, (idx,)) for ply, items in self.pending.items() for stm, idx in items]))
+        st.update(_pack("ep", [(stm, 0, arrays) for stm, arrays in self.ep.items()]))
+        st.update(_pack("ep_due", [(ply, stm, arrays) for ply, items in self.ep_due.items()
+                                   for stm, *arrays in items]))
+        return st
+
+    def restore(self, st: dict[str, np.ndarray]) -> None:
+        """Continue from a :meth:`state` of a partition with the same slices."""
+        if (int(st["lo"]), int(st["hi"])) != (self.lo, self.hi):
+            raise ValueError(f"state of indices [{int(st['lo'])}, {int(st['hi'])}) given to the partition "
+                             f"of [{self.lo}, {self.hi})")
+        self._reset()
+        self.ply = int(st["ply"])
+        for stm in (0, 1):
+            self.val[stm], self.cnt[stm] = st[f"val{stm}"], st[f"cnt{stm}"]
+            self.frontier[stm] = st[f"frontier{stm}"].astype(self.offset_type, copy=False)
+        self.exit_wins = {(stm, sl): h for stm, sl, (h,) in _unpack("exit_wins", st)}
+        for ply, stm, (idx,) in _unpack("pending", st):
+            self.pending.setdefault(ply, []).append((stm, idx))
+        self.ep = {stm: arrays for stm, _, arrays in _unpack("ep", st)}
+        for ply, stm, arrays in _unpack("ep_due", st):
+            self.ep_due.setdefault(ply, []).append((stm, *arrays))
+
     def finish(self, folder: Path | None) -> list[ShardInfo]:
         """Turn undecided positions into draws; write one shard per (side, slice) when
         ``folder`` is given."""
@@ -278,3 +333,20 @@ class Partition:
     def values(self) -> tuple[int, list[np.ndarray]]:
         """The first index and the values of both sides to move."""
         return self.lo, self.val
+
+
+def _pack(name: str, entries: list[tuple[int, int, tuple[np.ndarray, ...]]]) -> dict[str, np.ndarray]:
+    """Entries ``(key, key, arrays)`` of equal-length arrays as a few flat named arrays."""
+    st = {f"{name}.keys": np.array([(a, b) for a, b, _ in entries], dtype=np.int64).reshape(-1, 2),
+          f"{name}.lengths": np.array([len(arrays[0]) for _, _, arrays in entries], dtype=np.int64)}
+    for j in range(len(entries[0][2]) if entries else 0):
+        st[f"{name}.{j}"] = np.concatenate([arrays[j] for _, _, arrays in entries])
+    return st
+
+
+def _unpack(name: str, st: dict[str, np.ndarray]) -> list[tuple[int, int, tuple[np.ndarray, ...]]]:
+    keys, lengths = st[f"{name}.keys"], st[f"{name}.lengths"]
+    columns = []
+    while f"{name}.{len(columns)}" in st:
+        columns.append(np.split(st[f"{name}.{len(columns)}"], np.cumsum(lengths)[:-1]))
+    return [(int(a), int(b), tuple(col[i] for col in columns)) for i, (a, b) in enumerate(keys)]

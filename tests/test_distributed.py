@@ -1,0 +1,204 @@
+"""Distribution and fault tolerance: the same shards whatever the partitioning, the
+number of Ray workers or nodes; checkpoints; a killed actor or driver; memory refusal."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tablebase.endgame.material import dependency_order
+from tablebase.generate.pipeline import LocalPartitions, generate_table, load_subtables, run_passes
+from tablebase.store.checkpoint import checkpoint_folder, read_checkpoint
+from tablebase.store.shards import load_table, read_manifest
+
+ROOT = Path(__file__).resolve().parents[1]
+FULL = os.environ.get("TABLEBASE_FULL") == "1"
+
+
+def with_subtables(src: Path, dst: Path, key: str) -> Path:
+    """``dst`` holding copies of every table ``key`` needs, not ``key`` itself."""
+    for sub in dependency_order([key])[:-1]:
+        shutil.copytree(src / sub, dst / sub)
+    return dst
+
+
+def assert_same_shards(folder: Path, reference: Path, key: str) -> None:
+    infos = read_manifest(folder / key).shards
+    assert [i.file for i in infos] == [i.file for i in read_manifest(reference / key).shards]
+    for info in infos:
+        assert filecmp.cmp(folder / key / info.file, reference / key / info.file, shallow=False), info.file
+    assert not checkpoint_folder(folder / key).exists()
+
+
+class Stop(Exception):
+    pass
+
+
+def stop_at(ply: int):
+    def progress(key, p, *_):
+        if p == ply:
+            raise Stop(key)
+    return progress
+
+
+@pytest.mark.parametrize("key, partitions, stop", [("KPvKP", 2, 9), ("KQvKR", 3, 12), ("KBNvK", 1, 30)])
+def test_checkpoint_resume_gives_the_same_values(tables_34, tmp_path, key, partitions, stop):
+    """Stopped after a ply, a table restarts from its checkpoint (values, counters, frontier,
+    deferred exits, en-passant vertices) in fresh partitions and ends with the same values."""
+    folder = with_subtables(tables_34, tmp_path, key)
+    subs = load_subtables(folder, key)
+    cps = checkpoint_folder(folder / key)
+    with pytest.raises(Stop):
+        run_passes(key, LocalPartitions(key, subs, partitions), stop_at(stop), checkpoints=cps, checkpoint_seconds=0)
+    assert read_checkpoint(cps, key).ply == stop - 1
+    parts = LocalPartitions(key, subs, partitions)
+    stats = run_passes(key, parts, checkpoints=cps, checkpoint_seconds=0)
+    assert stats.resumed_from == stop - 1
+    parts.finish(None)
+    assert all(np.array_equal(a, b) for a, b in zip(parts.values(), load_table(tables_34 / key, key)))
+
+
+def test_checkpoint_of_other_partitions_or_corrupted_is_ignored(tables_34, tmp_path):
+    key = "KQvKR"
+    folder = with_subtables(tables_34, tmp_path, key)
+    cps = checkpoint_folder(folder / key)
+    with pytest.raises(Stop):
+        run_passes(key, LocalPartitions(key, load_subtables(folder, key), 2), stop_at(6), checkpoints=cps,
+                   checkpoint_seconds=0)
+    # Written for 2 partitions: a 3-partition run starts over.
+    assert run_passes(key, LocalPartitions(key, load_subtables(folder, key), 3), checkpoints=cps).resumed_from == 0
+    state = cps / read_checkpoint(cps, key).states[1].file
+    state.write_bytes(state.read_bytes()[:-10])
+    stats = generate_table(folder, key, num_partitions=2, checkpoint_seconds=0)
+    assert stats.resumed_from == 0
+    assert_same_shards(folder, tables_34, key)
+
+
+@pytest.mark.parametrize("key", ["KQvKR", "KRvKP"])
+def test_two_ray_workers_write_the_same_shards(tables_34, ray_local, tmp_path, key):
+    """Split over 2 Ray actors, a table's shards are byte-identical to the one-partition run."""
+    from tablebase.distributed import generate_on_ray
+    folder = with_subtables(tables_34, tmp_path, key)
+    (stats,) = [s for s in generate_on_ray([key], folder, workers=2, split_above=0) if s.material == key]
+    assert stats.partitions == 2
+    assert_same_shards(folder, tables_34, key)
+
+
+@pytest.mark.parametrize("checkpoint_seconds", [0, None])
+def test_a_killed_actor_is_replaced_and_the_table_finishes(tables_34, ray_local, tmp_path, checkpoint_seconds):
+    """SIGKILL a partition actor's process mid-pass: Ray restarts it, the table rolls back
+    (to its checkpoint, or to init without one) and finishes with the undisturbed shards."""
+    import ray
+    from tablebase.distributed import generate_on_ray
+    key = "KQvKR"
+    folder = with_subtables(tables_34, tmp_path, key)
+    killed = []
+
+    def kill_partition_1(k, ply, *_):
+        if k == key and ply == 8 and not killed:
+            _, pid = ray.get(ray.get_actor(f"{key}/partition-1").where.remote())
+            killed.append(pid)
+            threading.Timer(0.05, os.kill, (pid, signal.SIGKILL)).start()  # during the next superstep
+
+    (stats,) = [s for s in generate_on_ray([key], folder, workers=2, split_above=0, progress=kill_partition_1,
+                                           checkpoint_seconds=checkpoint_seconds) if s.material == key]
+    assert killed and stats.restarts == 1
+    assert_same_shards(folder, tables_34, key)
+
+
+def run_cli(args: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tablebase.cli", "generate", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, **kw)
+
+
+def test_a_killed_driver_resumes_from_the_checkpoint(tables_34, tmp_path):
+    """Kill the whole job (driver and its local Ray) mid-table: the re-run resumes from the
+    last checkpoint and writes the undisturbed shards."""
+    key = "KQvKR"
+    folder = with_subtables(tables_34, tmp_path / "tables", key)
+    config = tmp_path / "job.toml"
+    config.write_text("split_above = 0\ncheckpoint_seconds = 0\nworkers = 2\n")
+    args = [key, "--out", str(folder), "--config", str(config)]
+    proc = subprocess.Popen([sys.executable, "-m", "tablebase.cli", "generate", *args], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    cps = checkpoint_folder(folder / key)
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        cp = read_checkpoint(cps, key)
+        if cp is not None and cp.ply >= 6:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (folder / key / "manifest.json").exists(), "the run finished before it was killed"
+    done = run_cli(args)
+    assert done.returncode == 0, done.stderr
+    assert f"{key}: resumed from the checkpoint of ply" in done.stderr
+    assert_same_shards(folder, tables_34, key)
+
+
+@pytest.fixture(scope="module")
+def two_nodes():
+    """A Ray cluster of two nodes of one CPU each on this machine."""
+    from ray.cluster_utils import Cluster
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    yield cluster
+    cluster.shutdown()
+
+
+def test_two_ray_nodes_write_the_same_shards(tables_34, two_nodes, tmp_path):
+    keys = ["KQvKR", "KRvKP"]  # KQvKR is also a sub-table of KRvKP (promotion): generated first
+    folder = tmp_path / "tables"
+    for sub in dependency_order(keys):
+        if sub not in keys:
+            shutil.copytree(tables_34 / sub, folder / sub)
+    config = tmp_path / "job.toml"
+    config.write_text(f"split_above = 0\nworkers = 2\naddress = {two_nodes.address!r}\n")
+    done = run_cli([*keys, "--out", str(folder), "--config", str(config)])
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("2 partitions on 2 nodes") == 2, done.stderr
+    for key in keys:
+        assert_same_shards(folder, tables_34, key)
+
+
+def test_a_table_too_big_for_the_cluster_is_refused_before_any_work(ray_local, tmp_path):
+    from tablebase.distributed import InsufficientMemoryError, check_memory, generate_on_ray
+    from tablebase.generate.worker import table_memory
+    need = table_memory("KQRvKQR", 4) / 1e9
+    assert need > 5 * 15.5  # 5 bytes per position, 15.5 G positions (both sides to move)
+    with pytest.raises(InsufficientMemoryError, match=rf"KQRvKQR needs about {need:.1f} GB .* offers 16\.0 GB"):
+        check_memory(["KQvK", "KQRvKQR"], {"memory": 16e9, "CPU": 4}, workers=4)
+    check_memory(["KQRvKR"], {"memory": 16e9, "CPU": 4}, workers=4)
+    with pytest.raises(InsufficientMemoryError, match="KQvKR needs about .* to one task"):
+        check_memory(["KQvKR"], {"memory": 1e9, "CPU": 4}, workers=4)
+    with pytest.raises(InsufficientMemoryError, match="KQRvKQR"):
+        generate_on_ray(["KQRvKQR"], tmp_path, workers=2)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not FULL, reason="generates KQRvKR four times (about 12 minutes on 2 cores); TABLEBASE_FULL=1")
+def test_kqrvkr_is_the_same_on_one_or_two_workers_and_two_nodes(tables_34, two_nodes, tmp_path):
+    key = "KQRvKR"
+    runs = {}
+    for name, extra in [("local", ["--local"]), ("one", ["--workers", "1"]), ("two", ["--workers", "2"]),
+                        ("nodes", ["--workers", "2", "--address", two_nodes.address])]:
+        folder = with_subtables(tables_34, tmp_path / name, key)
+        config = tmp_path / "job.toml"
+        config.write_text("split_above = 0\n")
+        done = run_cli([key, "--out", str(folder), "--config", str(config), *extra])
+        assert done.returncode == 0, done.stderr
+        runs[name] = folder
+    for name in ("one", "two", "nodes"):
+        assert_same_shards(runs[name], runs["local"], key)
