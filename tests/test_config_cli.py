@@ -24,6 +24,23 @@ def test_shipped_configs_are_valid():
     default = JobConfig.load(ROOT / "configs" / "default.toml")
     assert default.pieces == [3, 4] and default.out == Path("data/tables")
     assert len(default.tables()) == 35
+    five = JobConfig.load(ROOT / "configs" / "five.toml")
+    assert len(five.tables()) == 145 and five.checkpoint_seconds == 300
+    six = JobConfig.load(ROOT / "configs" / "six-example.toml")
+    assert six.tables() == ["KQRvKQR"] and six.address == "auto"
+
+
+def test_cluster_yaml_installs_the_project_dependencies():
+    import tomllib
+
+    import yaml
+    cluster = yaml.safe_load((ROOT / "jobs" / "cluster.yaml").read_text())
+    assert cluster["provider"]["type"] == "local" and cluster["head_start_ray_commands"]
+    setup = " ".join(cluster["setup_commands"])
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    for dep in deps:
+        name = dep.split(">")[0].split("=")[0].split("[")[0].strip()
+        assert name in setup, f"jobs/cluster.yaml does not install {name}"
 
 
 @pytest.mark.parametrize("text, message", [

@@ -114,6 +114,9 @@ class RayPartitions:
         """(node id, pid) of every partition actor."""
         return self._get([a.where.remote() for a in self.actors])
 
+    def peak_memory(self) -> list[int]:
+        return self._get([a.peak_memory.remote() for a in self.actors])
+
     def init(self) -> list[dict]:
         return self._get([a.init.remote() for a in self.actors])
 

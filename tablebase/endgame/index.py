@@ -171,14 +171,33 @@ def encode(desc, sq, tmp):
     return kk * desc[D_R] + _rank_rest(desc, tmp)
 
 
+@njit(cache=True, inline="always")
+def king_move_kk(pawnful, wk, bk):
+    """The king pair of kings ``wk``/``bk`` as they stand, or -1 where the position's
+    orientation would change (or, pawnless, both kings stand on the long diagonal): a king
+    move that keeps the orientation keeps the rest of the index, ``idx % desc[D_R]``."""
+    if pawnful:
+        if (wk & 7) <= 3:
+            return KK_INDEX[1, wk * 64 + bk]
+    elif TRIANGLE_SYMMETRY[wk] == 0 and not (ON_DIAGONAL[wk] and (ABOVE_DIAGONAL[bk] or ON_DIAGONAL[bk])):
+        return KK_INDEX[0, wk * 64 + bk]
+    return -1
+
+
 @njit(cache=True)
 def encode_after_move(desc, sq, x, i, frm, tmp):
     """Index of ``sq``, where ``sq`` was the decoded placement of index ``x`` before slot
     ``i`` left square ``frm``. A move of a piece other than a king keeps the king pair and
-    hence the orientation, so the index changes by arithmetic on one group; king moves
-    (and the diagonal-symmetric king pairs, and ``x < 0``: ``sq`` not decoded) re-encode."""
-    if x < 0 or i < 2 or (not desc[D_PAWNFUL] and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]):
+    hence the orientation, so the index changes by arithmetic on one group, and a king
+    move that keeps the orientation keeps the rest; other king moves, the
+    diagonal-symmetric king pairs, and ``x < 0`` (``sq`` not decoded) re-encode."""
+    if x < 0 or (not desc[D_PAWNFUL] and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]):
         return encode(desc, sq, tmp)
+    if i < 2:
+        kk = king_move_kk(desc[D_PAWNFUL], sq[0], sq[1])
+        if kk < 0:
+            return encode(desc, sq, tmp)
+        return kk * desc[D_R] + x % desc[D_R]
     g = desc[D_SLOT_GROUP + i]
     base = D_GROUP + 4 * g
     if desc[base + 1] == 1:
@@ -216,6 +235,33 @@ def decode(desc, idx, sq):
                 c += 1
             r -= BINOM[c, k]
             sq[start + k - 1] = c + off
+
+
+@njit(cache=True)
+def next_placement(desc, sq):
+    """Turn ``sq``, the placement of an index as :func:`decode` gives it, into that of
+    the next index, as an odometer: the last group's combination steps to its colex
+    successor, wrapping into the group before it, and past the last group's wrap into the
+    next king pair. Returns whether the kings moved (a new king pair)."""
+    for g in range(desc[D_NGROUPS] - 1, -1, -1):
+        base = D_GROUP + 4 * g
+        start, count, pawn = desc[base], desc[base + 1], desc[base + 2]
+        off = 8 if pawn else 0
+        j = 0
+        while j < count - 1 and sq[start + j] + 1 == sq[start + j + 1]:
+            j += 1
+        if j < count - 1 or sq[start + j] + 1 < (56 if pawn else 64):
+            sq[start + j] += 1
+            for y in range(j):
+                sq[start + y] = off + y
+            return False
+        for y in range(count):
+            sq[start + y] = off + y
+    pawnful = desc[D_PAWNFUL]
+    kk = KK_INDEX[pawnful, sq[0] * 64 + sq[1]] + 1
+    sq[0] = KK_SQUARES_ALL[pawnful, kk, 0]
+    sq[1] = KK_SQUARES_ALL[pawnful, kk, 1]
+    return True
 
 
 @njit(cache=True)

@@ -16,16 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from .board import BETWEEN, KING_MASK, KNIGHT_MASK, LINE_KIND, PAWN_ATTACK_MASK, RAYS
-from .index import D_COLOUR, D_N, D_TYPE, DESC_LEN, decode, encode, encode_after_move, is_valid, make_descriptor
+from .board import BETWEEN, KING_MASK, KNIGHT_MASK, LINE_KIND, ON_DIAGONAL, PAWN_ATTACK_MASK, RAYS
+from .index import (D_COLOUR, D_GROUP, D_N, D_PAWNFUL, D_R, D_SLOT_GROUP, D_TYPE, DESC_LEN, decode, encode,
+                    encode_after_move, is_valid, king_move_kk, make_descriptor, next_placement)
 from .material import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Material, material_of_counts, PIECE_ORDER
 
 SQ_BIT = np.array([1 << s for s in range(64)], dtype=np.uint64)
-DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
-DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
-for _s in range(64):
-    DEBRUIJN_INDEX[((1 << _s) * 0x03F79D71B4CB0A89 & (2**64 - 1)) >> 58] = _s
 MAX_MOVES = 256
 
 
@@ -171,115 +169,65 @@ def _exit(desc, sq, stm, cap, pslot, promo, exit_id, exit_flip, exit_perm, subde
     return sid, (1 - stm) ^ flip, encode(subdesc[sid], sub_sq, tmp)
 
 
+# RAY_MASK[s, d]: every square from s in direction d (board.RAY_STEPS order); along
+# RAY_UP[d] the square numbers grow, so the nearest blocker is the lowest set bit.
+RAY_MASK = np.zeros((64, 8), dtype=np.uint64)
+for _s in range(64):
+    for _d in range(8):
+        for _t in RAYS[_s, _d]:
+            if _t >= 0:
+                RAY_MASK[_s, _d] |= SQ_BIT[_t]
+RAY_UP = np.array([True, True, False, False, True, False, False, True])
+# LINE[a, b]: the whole line through a and b when they share one (a pinned piece's moves).
+LINE = np.zeros((64, 64), dtype=np.uint64)
+for _s in range(64):
+    for _d in range(8):
+        for _t in RAYS[_s, _d]:
+            if _t >= 0:
+                LINE[_s, _t] = RAY_MASK[_s, _d] | RAY_MASK[_s, _d ^ 2] | SQ_BIT[_s]
+ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _ray(s, d, occ):
+    ray = RAY_MASK[s, d]
+    block = ray & occ
+    if block == 0:
+        return ray
+    if RAY_UP[d]:
+        b = np.int64(trailing_zeros(block))
+    else:
+        b = 63 - np.int64(leading_zeros(block))
+    return ray ^ RAY_MASK[b, d]
+
+
 @njit(cache=True)
-def _piece_targets(t, colour, s, occ):
+def _piece_targets(t, s, occ):
     """Squares a non-pawn piece of type ``t`` on ``s`` attacks (through empty squares)."""
     if t == KING:
         return KING_MASK[s]
     if t == KNIGHT:
         return KNIGHT_MASK[s]
     att = np.uint64(0)
-    d0 = 4 if t == BISHOP else 0
-    d1 = 4 if t == ROOK else 8
-    for d in range(d0, d1):
-        for step in range(7):
-            to = RAYS[s, d, step]
-            if to < 0:
-                break
-            bit = SQ_BIT[to]
-            att |= bit
-            if occ & bit:
-                break
+    if t != BISHOP:
+        att |= _ray(s, 0, occ) | _ray(s, 1, occ) | _ray(s, 2, occ) | _ray(s, 3, occ)
+    if t != ROOK:
+        att |= _ray(s, 4, occ) | _ray(s, 5, occ) | _ray(s, 6, occ) | _ray(s, 7, occ)
     return att
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lsb(b):
-    return DEBRUIJN_INDEX[((b & (~b + np.uint64(1))) * DEBRUIJN) >> np.uint64(58)]
-
-
-@njit(cache=True)
-def _raw_moves(desc, sq, stm, board, occ, out):
-    """Legal moves of the side to move packed as ints (slot | to << 3 | (captured slot + 1)
-    << 9 | promotion << 13 | en-passant-able double step << 16); returns how many."""
-    n = desc[D_N]
-    them = 1 - stm
-    king = sq[stm]
-    checked = attacked(desc, sq, occ, king, them, -1)
-    own = np.uint64(0)
-    for i in range(n):
-        if desc[D_COLOUR + i] == stm:
-            own |= SQ_BIT[sq[i]]
-    k = 0
-    for i in range(n):
-        if desc[D_COLOUR + i] != stm:
-            continue
-        t = desc[D_TYPE + i]
-        frm = sq[i]
-        # Out of check, a piece off every line through its king cannot expose it.
-        safe = not checked and t != KING and LINE_KIND[king, frm] == 0
-        if t == PAWN:
-            fwd = 8 if stm == 0 else -8
-            to = frm + fwd
-            promo_lo = 1 if (to >> 3) == (7 if stm == 0 else 0) else 0
-            promo_hi = 4 if promo_lo else 0
-            if board[to] < 0:
-                sq[i] = to
-                ok = safe or not attacked(desc, sq, (occ ^ SQ_BIT[frm]) | SQ_BIT[to], king, them, -1)
-                sq[i] = frm
-                if ok:
-                    for promo in range(promo_lo, promo_hi + 1):
-                        out[k] = i | (to << 3) | (promo << 13)
-                        k += 1
-                to2 = to + fwd
-                if (frm >> 3) == (1 if stm == 0 else 6) and board[to2] < 0:
-                    occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to2]
-                    sq[i] = to2
-                    ok = safe or not attacked(desc, sq, occ2, king, them, -1)
-                    if ok:
-                        ep = 1 if ep_capture_legal(desc, sq, them, occ2, i) else 0
-                        out[k] = i | (to2 << 3) | (ep << 16)
-                        k += 1
-                    sq[i] = frm
-            f = frm & 7
-            for df in range(-1, 2, 2):
-                if f + df < 0 or f + df > 7:
-                    continue
-                to = frm + fwd + df
-                cap = board[to]
-                if cap < 0 or desc[D_COLOUR + cap] == stm:
-                    continue
-                sq[i] = to
-                ok = safe or not attacked(desc, sq, occ ^ SQ_BIT[frm], king, them, cap)
-                sq[i] = frm
-                if ok:
-                    for promo in range(promo_lo, promo_hi + 1):
-                        out[k] = i | (to << 3) | ((cap + 1) << 9) | (promo << 13)
-                        k += 1
-            continue
-        targets = _piece_targets(t, stm, frm, occ) & ~own
-        while targets:
-            to = _lsb(targets)
-            targets &= targets - np.uint64(1)
-            cap = board[to]
-            if safe:
-                ok = True
-            else:
-                sq[i] = to
-                ok = not attacked(desc, sq, (occ ^ SQ_BIT[frm]) | SQ_BIT[to], sq[stm], them, cap)
-                sq[i] = frm
-            if ok:
-                out[k] = i | (to << 3) | ((cap + 1) << 9)
-                k += 1
-    return k
+    return np.int64(trailing_zeros(b))
 
 
 @njit(cache=True)
 def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                out_sub, out_stm, out_idx, out_ep):
     """Every legal move of the side to move, as (sub-table id or -1, side to move, index)
-    written to the ``out_*`` arrays; returns how many. ``board``/``occ`` describe ``sq``,
-    the decoded placement of index ``x`` (-1 if ``sq`` was not decoded).
+    written to the ``out_*`` arrays (room for MAX_MOVES each); returns how many.
+    ``board``/``occ`` describe ``sq``, the decoded placement of index ``x`` (-1 if ``sq``
+    was not decoded).
 
     ``out_ep`` is the slot of the pawn for a double step after which the opponent can
     capture en passant (the successor is then that index *with* an en-passant square,
@@ -287,26 +235,149 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
     that stay in the table reach distinct indices, except that a king move may reach the
     index of another move (symmetric positions), and any two may when both kings stand on
     the long diagonal of a pawnless table."""
-    m = _raw_moves(desc, sq, stm, board, occ, out_idx)
-    for k in range(m):
-        packed = out_idx[k]
-        i = packed & 7
-        to = (packed >> 3) & 63
-        cap = ((packed >> 9) & 15) - 1
-        promo = (packed >> 13) & 7
-        frm = sq[i]
-        sq[i] = to
-        if cap < 0 and promo == 0:
-            out_sub[k] = -1
-            out_stm[k] = 1 - stm
-            out_idx[k] = encode_after_move(desc, sq, x, i, frm, tmp)
-            out_ep[k] = i if packed >> 16 else (-2 if i < 2 else -1)
+    n = desc[D_N]
+    them = 1 - stm
+    king = sq[stm]
+    own = np.uint64(0)
+    for i in range(n):
+        if desc[D_COLOUR + i] == stm:
+            own |= SQ_BIT[sq[i]]
+    # Legality by masks, computed once: the squares the opponent attacks with our king
+    # lifted off the board (king moves), the checkers (evasions must take or block), and
+    # each pinned piece's line (it may move only along it).
+    danger = np.uint64(0)
+    checkers = 0
+    evade = ALL
+    pinned = np.uint64(0)
+    lifted = occ ^ SQ_BIT[king]
+    for j in range(n):
+        if desc[D_COLOUR + j] != them:
+            continue
+        t = desc[D_TYPE + j]
+        s = sq[j]
+        if t == KING:
+            danger |= KING_MASK[s]
+        elif t == KNIGHT:
+            att = KNIGHT_MASK[s]
+            danger |= att
+            if att & SQ_BIT[king]:
+                checkers += 1
+                evade = SQ_BIT[s]
+        elif t == PAWN:
+            att = PAWN_ATTACK_MASK[them, s]
+            danger |= att
+            if att & SQ_BIT[king]:
+                checkers += 1
+                evade = SQ_BIT[s]
         else:
-            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, cap, i if promo > 0 else -1, promo, exit_id,
-                                                       exit_flip, exit_perm, subdesc, tmp, sub_sq)
-            out_ep[k] = -1
-        sq[i] = frm
-    return m
+            danger |= _piece_targets(t, s, lifted)
+            kind = LINE_KIND[s, king]
+            if kind == 0 or (kind == 1 and t == BISHOP) or (kind == 2 and t == ROOK):
+                continue
+            between = BETWEEN[s, king] & occ
+            if between == 0:
+                checkers += 1
+                evade = SQ_BIT[s] | BETWEEN[s, king]
+            elif (between & (between - np.uint64(1))) == 0 and (between & own):
+                pinned |= between
+    if checkers > 1:
+        evade = np.uint64(0)
+    # Quiet moves mostly change the index by arithmetic (see encode_after_move), done
+    # here inline: a call per move with the arrays as arguments costs more than the move.
+    pawnful = desc[D_PAWNFUL]
+    plain = x >= 0 and not (not pawnful and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]])
+    r_size = desc[D_R]
+    rest = x % r_size if plain else 0
+    k = 0
+    for i in range(n):
+        if desc[D_COLOUR + i] != stm:
+            continue
+        t = desc[D_TYPE + i]
+        frm = sq[i]
+        step = 0  # index change per square of a lone piece of its group (0: ask encode_after_move)
+        if plain and i >= 2 and desc[D_GROUP + 4 * desc[D_SLOT_GROUP + i] + 1] == 1:
+            step = desc[D_GROUP + 4 * desc[D_SLOT_GROUP + i] + 3]
+        if t == PAWN:
+            allowed = evade & (LINE[king, frm] if SQ_BIT[frm] & pinned else ALL)
+            if allowed == 0:
+                continue
+            fwd = 8 if stm == 0 else -8
+            to = frm + fwd
+            last = (to >> 3) == (7 if stm == 0 else 0)
+            if board[to] < 0:
+                if SQ_BIT[to] & allowed:
+                    sq[i] = to
+                    if last:
+                        for promo in range(1, 5):
+                            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, -1, i, promo, exit_id, exit_flip,
+                                                                       exit_perm, subdesc, tmp, sub_sq)
+                            out_ep[k] = -1
+                            k += 1
+                    else:
+                        out_sub[k] = -1
+                        out_stm[k] = them
+                        out_idx[k] = x + (to - frm) * step if step else encode_after_move(desc, sq, x, i, frm, tmp)
+                        out_ep[k] = -1
+                        k += 1
+                    sq[i] = frm
+                to2 = to + fwd
+                if (frm >> 3) == (1 if stm == 0 else 6) and board[to2] < 0 and SQ_BIT[to2] & allowed:
+                    sq[i] = to2
+                    out_sub[k] = -1
+                    out_stm[k] = them
+                    out_idx[k] = x + (to2 - frm) * step if step else encode_after_move(desc, sq, x, i, frm, tmp)
+                    out_ep[k] = i if ep_capture_legal(desc, sq, them, (occ ^ SQ_BIT[frm]) | SQ_BIT[to2], i) else -1
+                    sq[i] = frm
+                    k += 1
+            caps = PAWN_ATTACK_MASK[stm, frm] & occ & ~own & allowed
+            while caps:
+                to = _lsb(caps)
+                caps &= caps - np.uint64(1)
+                sq[i] = to
+                for promo in range(1 if last else 0, 5 if last else 1):
+                    out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, board[to], i if promo > 0 else -1, promo,
+                                                               exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq)
+                    out_ep[k] = -1
+                    k += 1
+                sq[i] = frm
+            continue
+        if t == KING:
+            targets = KING_MASK[frm] & ~own & ~danger
+        else:
+            targets = _piece_targets(t, frm, occ) & ~own & evade
+            if SQ_BIT[frm] & pinned:
+                targets &= LINE[king, frm]
+        while targets:
+            to = _lsb(targets)
+            targets &= targets - np.uint64(1)
+            cap = board[to]
+            if cap >= 0:
+                sq[i] = to
+                out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, cap, -1, 0, exit_id, exit_flip, exit_perm,
+                                                           subdesc, tmp, sub_sq)
+                out_ep[k] = -1
+                sq[i] = frm
+            else:
+                out_sub[k] = -1
+                out_stm[k] = them
+                out_ep[k] = -1
+                if i < 2:
+                    out_ep[k] = -2
+                    kk = king_move_kk(pawnful, to if i == 0 else sq[0], to if i == 1 else sq[1]) if plain else -1
+                    if kk >= 0:
+                        out_idx[k] = kk * r_size + rest
+                    else:
+                        sq[i] = to
+                        out_idx[k] = encode(desc, sq, tmp)
+                        sq[i] = frm
+                elif step:
+                    out_idx[k] = x + (to - frm) * step
+                else:
+                    sq[i] = to
+                    out_idx[k] = encode_after_move(desc, sq, x, i, frm, tmp)
+                    sq[i] = frm
+            k += 1
+    return k
 
 
 @njit(cache=True)
@@ -416,7 +487,7 @@ def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
                     k += 1
                 sq[i] = to
             continue
-        sources = _piece_targets(t, mover, to, occ) & ~occ
+        sources = _piece_targets(t, to, occ) & ~occ
         while sources:
             frm = _lsb(sources)
             sources &= sources - np.uint64(1)
@@ -448,51 +519,91 @@ def unique_small(a, n):
 
 
 @njit(cache=True)
-def successor_lists(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc):
-    """Forward moves of every index in ``[lo, hi)`` as CSR arrays: ``indptr`` (one row per
-    index; invalid and illegal indices have none), then per move the sub-table id (-1:
-    this table), the side to move and the index it leads to. Also ``flags``, one per
-    index: 0 invalid or illegal, 1 has moves, 2 checkmate, 3 stalemate."""
-    count = hi - lo
-    indptr = np.zeros(count + 1, dtype=np.int64)
-    cap = max(16, count * 8)
-    sub = np.empty(cap, dtype=np.int64)
-    side = np.empty(cap, dtype=np.int8)
-    idx = np.empty(cap, dtype=np.int64)
-    flags = np.zeros(count, dtype=np.int8)
+def walk_to(desc, x, first, sq, board, tmp):
+    """Set ``sq`` and ``board`` to the placement of index ``x``; return its occupancy
+    bits, 0 where ``x`` is not a valid placement. Unless ``first``, ``sq``/``board`` hold
+    the placement of ``x - 1`` and step to ``x`` by :func:`next_placement`, moving only
+    the pieces that change; ``first`` decodes ``x`` from scratch (the slow twin)."""
+    n = desc[D_N]
+    if first:
+        decode(desc, x, sq)
+        occ = setup_board(desc, sq, board)
+        return occ if is_valid(desc, x, sq, tmp) else np.uint64(0)
+    for j in range(2, n):
+        board[sq[j]] = -1
+    if next_placement(desc, sq):
+        for s in range(64):
+            board[s] = -1
+    occ = np.uint64(0)
+    ok = True
+    for j in range(n):
+        bit = SQ_BIT[sq[j]]
+        if occ & bit:
+            ok = False  # two pieces on one square; the next step clears both
+        occ |= bit
+        board[sq[j]] = j
+    if not ok:
+        return np.uint64(0)
+    if not desc[D_PAWNFUL] and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]] and encode(desc, sq, tmp) != x:
+        return np.uint64(0)
+    return occ
+
+
+@njit(cache=True)
+def successor_rows(desc, stm, lo, hi, odometer, exit_id, exit_flip, exit_perm, subdesc, indptr, flags, k,
+                   sub, side, idx):
+    """:func:`successor_lists` into given arrays: rows ``x - lo`` of ``indptr``/``flags``,
+    moves from position ``k`` of ``sub``/``side``/``idx``, for ``x`` from ``lo`` until
+    ``hi`` or until the move arrays have room for fewer than MAX_MOVES more. Returns the
+    first index not done and the new ``k`` (also written to its ``indptr`` row).
+    ``odometer``: step from index to index (:func:`walk_to`); else decode each one."""
     sq = np.empty(16, dtype=np.int64)
     tmp = np.empty(16, dtype=np.int64)
     sub_sq = np.empty(16, dtype=np.int64)
     board = np.empty(64, dtype=np.int64)
-    o1 = np.empty(MAX_MOVES, dtype=np.int64)
-    o2 = np.empty(MAX_MOVES, dtype=np.int64)
-    o3 = np.empty(MAX_MOVES, dtype=np.int64)
-    o4 = np.empty(MAX_MOVES, dtype=np.int64)
-    k = 0
-    for x in range(lo, hi):
+    ep = np.empty(MAX_MOVES, dtype=np.int64)
+    cap = sub.shape[0]
+    x = lo
+    while x < hi and k + MAX_MOVES <= cap:
         indptr[x - lo] = k
-        decode(desc, x, sq)
-        if not is_valid(desc, x, sq, tmp):
+        flags[x - lo] = 0
+        occ = walk_to(desc, x, x == lo or not odometer, sq, board, tmp)
+        x += 1
+        if occ == 0 or not is_legal(desc, sq, stm, occ):
             continue
-        occ = setup_board(desc, sq, board)
-        if not is_legal(desc, sq, stm, occ):
-            continue
-        m = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq, o1, o2, o3, o4)
+        # Straight into the CSR arrays: no per-position buffer to copy.
+        m = successors(desc, sq, x - 1, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                       sub[k:], side[k:], idx[k:], ep)
         if m == 0:
-            flags[x - lo] = 2 if in_check(desc, sq, stm, occ) else 3
+            flags[x - 1 - lo] = 2 if in_check(desc, sq, stm, occ) else 3
         else:
-            flags[x - lo] = 1
-        if k + m > cap:
-            cap = 2 * (k + m)
-            sub = grow(sub, cap)
-            side = grow(side, cap)
-            idx = grow(idx, cap)
-        for j in range(m):
-            sub[k + j] = o1[j]
-            side[k + j] = o2[j]
-            idx[k + j] = o3[j]
+            flags[x - 1 - lo] = 1
         k += m
-    indptr[count] = k
+    indptr[x - lo] = k
+    return x, k
+
+
+@njit(cache=True)
+def successor_lists(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, odometer=True):
+    """Forward moves of every index in ``[lo, hi)`` as CSR arrays: ``indptr`` (one row per
+    index; invalid and illegal indices have none), then per move the sub-table id (-1:
+    this table), the side to move and the index it leads to. Also ``flags``, one per
+    index: 0 invalid or illegal, 1 has moves, 2 checkmate, 3 stalemate. ``odometer=False``
+    decodes every index (the slow twin of the walk; same result)."""
+    count = hi - lo
+    indptr = np.empty(count + 1, dtype=np.int64)
+    flags = np.zeros(count, dtype=np.int8)
+    cap = max(MAX_MOVES, count * 16)
+    sub = np.empty(cap, dtype=np.int64)
+    side = np.empty(cap, dtype=np.int8)
+    idx = np.empty(cap, dtype=np.int64)
+    x, k = successor_rows(desc, stm, lo, hi, odometer, exit_id, exit_flip, exit_perm, subdesc, indptr, flags, 0,
+                          sub, side, idx)
+    while x < hi:
+        cap *= 2
+        sub, side, idx = grow(sub[:k], cap), grow(side[:k], cap), grow(idx[:k], cap)
+        x, k = successor_rows(desc, stm, x, hi, odometer, exit_id, exit_flip, exit_perm, subdesc,
+                              indptr[x - lo:], flags[x - lo:], k, sub, side, idx)
     return indptr, sub[:k].copy(), side[:k].copy(), idx[:k].copy(), flags
 
 

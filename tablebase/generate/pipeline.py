@@ -47,6 +47,8 @@ class Partitions(Protocol):
 
     def where(self) -> list[tuple[str, int]]: ...
 
+    def peak_memory(self) -> list[int]: ...
+
     def init(self) -> list[dict]: ...
 
     def superstep(self, ply: int) -> int: ...
@@ -71,6 +73,9 @@ class LocalPartitions:
     def where(self) -> list[tuple[str, int]]:
         """(node, process id) of every partition: all here."""
         return [("local", os.getpid())] * len(self.parts)
+
+    def peak_memory(self) -> list[int]:
+        return [self.parts[0].peak_memory()]
 
     def init(self) -> list[dict]:
         return [p.init() for p in self.parts]
@@ -128,6 +133,7 @@ class TableStats:
     restarts: int = 0  # roll-backs after a lost partition
     partitions: int = 1
     nodes: int = 1  # the nodes the partitions ran on
+    worker_peak_bytes: int = 0  # the largest peak RSS of a process that held partitions
 
 
 def _resume(key: str, parts: Partitions, checkpoints: Path) -> Checkpoint | None:
@@ -193,6 +199,7 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
         try:
             stats = run_passes(key, parts, progress, checkpoints=checkpoints,
                                checkpoint_seconds=checkpoint_seconds if checkpoint_seconds is not None else math.inf)
+            stats.worker_peak_bytes = max(parts.peak_memory())
             infos = parts.finish(folder)
         except PartitionLost as e:
             restarts += 1

@@ -12,6 +12,7 @@ how units are spread over partitions, so any number of workers writes the same s
 
 from __future__ import annotations
 
+import resource
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -329,6 +330,10 @@ class Partition:
                     infos.append(write_shard(folder, self.scheme.material.key, stm, sl, lo,
                                              self.val[stm][lo - self.lo:hi - self.lo]))
         return infos
+
+    def peak_memory(self) -> int:
+        """Peak resident memory of this process so far, in bytes (Linux reports KiB)."""
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     def values(self) -> tuple[int, list[np.ndarray]]:
         """The first index and the values of both sides to move."""
