@@ -82,10 +82,11 @@ class RayPartitions:
 
     def __init__(self, key: str, subtables: SubtableValues, num_partitions: int):
         self.bounds = partition_bounds(IndexScheme.of(key), num_partitions)
-        sub_ref = ray.put(subtables)
+        # Passed to init, not to the constructor: a restarted actor gets only plain arguments.
+        self.subtables = ray.put(subtables)
         self.n = len(self.bounds) - 1
         self.actors = [PartitionActor.options(name=f"{key}/partition-{p}", scheduling_strategy="SPREAD")
-                       .remote(key, self.bounds[p], self.bounds[p + 1], self.bounds, sub_ref) for p in range(self.n)]
+                       .remote(key, self.bounds[p], self.bounds[p + 1], self.bounds) for p in range(self.n)]
 
     def _get(self, refs):
         """``ray.get``; a dead actor is reported as :class:`PartitionLost` once Ray has
@@ -118,7 +119,7 @@ class RayPartitions:
         return self._get([a.peak_memory.remote() for a in self.actors])
 
     def init(self) -> list[dict]:
-        return self._get([a.init.remote() for a in self.actors])
+        return self._get([a.init.remote(self.subtables) for a in self.actors])
 
     def superstep(self, ply: int) -> int:
         decided = 0

@@ -67,7 +67,8 @@ class LocalPartitions:
 
     def __init__(self, key: str, subtables: SubtableValues, num_partitions: int = 1):
         self.bounds = partition_bounds(IndexScheme.of(key), num_partitions)
-        self.parts = [Partition(key, self.bounds[p], self.bounds[p + 1], self.bounds, subtables)
+        self.subtables = subtables
+        self.parts = [Partition(key, self.bounds[p], self.bounds[p + 1], self.bounds)
                       for p in range(len(self.bounds) - 1)]
 
     def where(self) -> list[tuple[str, int]]:
@@ -78,7 +79,7 @@ class LocalPartitions:
         return [self.parts[0].peak_memory()]
 
     def init(self) -> list[dict]:
-        return [p.init() for p in self.parts]
+        return [p.init(self.subtables) for p in self.parts]
 
     def superstep(self, ply: int) -> int:
         n = len(self.parts)

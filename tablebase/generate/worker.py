@@ -88,7 +88,7 @@ class Partition:
     ``end_ply``. Batches of one ply commute, so their number and order do not matter.
     """
 
-    def __init__(self, key: str, first: int, stop: int, bounds: list[int], subtables: SubtableValues):
+    def __init__(self, key: str, first: int, stop: int, bounds: list[int]):
         self.scheme = IndexScheme.of(key)
         self.exits = ExitMap.of(self.scheme.material)
         self.slices = range(first, stop)
@@ -97,7 +97,6 @@ class Partition:
         self.span = self.scheme.slice_range(0)[1]  # indices per slice
         # owner[slice] -> partition, for routing predecessors.
         self.owner = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
-        self.subtables = subtables
         # Offsets from lo: 4 bytes each where they fit (a ply can decide a good part of a table).
         self.offset_type = np.uint32 if self.hi - self.lo < 2 ** 32 else np.int64
         self._reset()
@@ -126,10 +125,11 @@ class Partition:
         for ply in np.unique(plies):
             self.pending.setdefault(int(ply), []).append((stm, indices[plies == ply]))
 
-    def init(self) -> dict:
-        """Classify every position and read the exits; checkmates form the ply-0 frontier."""
+    def init(self, subtables: SubtableValues) -> dict:
+        """Classify every position and read the exits from ``subtables`` (needed by init
+        alone); checkmates form the ply-0 frontier."""
         self._reset()
-        e, s = self.exits, self.subtables
+        e, s = self.exits, subtables
         size = self.hi - self.lo
         self.val = [np.empty(size, dtype=np.uint16) for _ in range(2)]
         self.cnt = [np.empty(size, dtype=np.uint8) for _ in range(2)]
@@ -152,7 +152,7 @@ class Partition:
                 self._defer(stm, exit_losses + lo, (val[exit_losses] & K.DEPTH_MASK).astype(np.int64))
             self.frontier[stm] = np.concatenate(mates)
             if self._has_en_passant():
-                self._init_en_passant(stm)
+                self._init_en_passant(stm, subtables)
         self.ply = 1
         return {"legal": int(sum(np.count_nonzero(v != K.ILLEGAL) for v in self.val)),
                 "mates": int(sum(len(f) for f in self.frontier))}
@@ -161,8 +161,8 @@ class Partition:
         m = self.scheme.material
         return "P" in m.white and "P" in m.black
 
-    def _init_en_passant(self, stm: int) -> None:
-        e, s = self.exits, self.subtables
+    def _init_en_passant(self, stm: int, subtables: SubtableValues) -> None:
+        e, s = self.exits, subtables
         q, p, win, draw, loss, q_moves, bad = K.ep_pairs_slice(self.scheme.desc, stm, self.lo, self.hi,
                                                                self.val[stm], e.exit_id, e.exit_flip, e.exit_perm,
                                                                e.subdesc, s.values, s.offsets)
