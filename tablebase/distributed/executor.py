@@ -105,7 +105,8 @@ class RayPartitions:
                     ray.get(a.where.remote())
                     break
                 except ActorDiedError as e:
-                    raise RuntimeError(f"a partition actor died {ACTOR_RESTARTS + 1} times, giving up: {e}") from e
+                    raise RuntimeError(f"a partition actor is dead for good (it died {ACTOR_RESTARTS + 1} times, "
+                                       f"or its constructor failed): {e}") from e
                 except ActorUnavailableError:
                     if time.monotonic() > deadline:
                         raise
