@@ -74,7 +74,7 @@ def check_memory(keys: list[str], resources: dict, workers: int, split_above: in
             raise InsufficientMemoryError(
                 f"{key} needs about {need / 1e9:.1f} GB to generate ({2 * IndexScheme.of(key).size:,} positions) "
                 f"but the Ray cluster offers {have / 1e9:.1f} GB of memory{'' if split else ' to one task'}: "
-                "add nodes or memory (nothing was generated for it)")
+                "add nodes or memory (the job did not start)")
 
 
 class RayPartitions:
@@ -143,10 +143,12 @@ class RayPartitions:
         self._get([a.load.remote(folder, s) for a, s in zip(self.actors, states)])
 
     def finish(self, folder: Path | None) -> list[ShardInfo]:
-        infos = [i for part in self._get([a.finish.remote(folder) for a in self.actors]) for i in part]
+        return [i for part in self._get([a.finish.remote(folder) for a in self.actors]) for i in part]
+
+    def close(self) -> None:
+        """End the actors now, so that the next table has their memory."""
         for a in self.actors:
             ray.kill(a)
-        return infos
 
 
 @ray.remote(num_cpus=1)

@@ -61,6 +61,8 @@ class Partitions(Protocol):
 
     def finish(self, folder: Path | None) -> list[ShardInfo]: ...
 
+    def close(self) -> None: ...
+
 
 class LocalPartitions:
     """Every partition in this process (tests, small tables, the body of a Ray task)."""
@@ -107,6 +109,9 @@ class LocalPartitions:
 
     def finish(self, folder: Path | None) -> list[ShardInfo]:
         return [info for p in self.parts for info in p.finish(folder)]
+
+    def close(self) -> None:
+        pass
 
     def values(self) -> tuple[np.ndarray, np.ndarray]:
         """Both sides' final values (after :meth:`finish`), for tests."""
@@ -200,8 +205,8 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
         try:
             stats = run_passes(key, parts, progress, checkpoints=checkpoints,
                                checkpoint_seconds=checkpoint_seconds if checkpoint_seconds is not None else math.inf)
-            stats.worker_peak_bytes = max(parts.peak_memory())
             infos = parts.finish(folder)
+            stats.worker_peak_bytes = max(parts.peak_memory())
         except PartitionLost as e:
             restarts += 1
             if restarts > max_restarts:
@@ -259,8 +264,11 @@ def generate_table(out: Path, key: str, *, num_partitions: int = 1, progress: Pr
         return skipped_stats(out, key)
     t0 = time.perf_counter()
     parts = make_partitions(key, load_subtables(out, key), num_partitions)
-    where = parts.where()
-    stats, infos = solve_table(key, parts, out / key, progress, checkpoint_seconds=checkpoint_seconds)
+    try:
+        where = parts.where()
+        stats, infos = solve_table(key, parts, out / key, progress, checkpoint_seconds=checkpoint_seconds)
+    finally:
+        parts.close()
     stats.partitions, stats.nodes = len(where), len({node for node, _ in where})
     manifest = write_table_manifest(out, key, infos, config)
     return finish_stats(stats, manifest, t0)
