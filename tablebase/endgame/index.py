@@ -30,6 +30,11 @@ D_TYPE, D_COLOUR, D_GROUP = 8, 16, 24  # 8 slots each; groups: 4 ints (start, co
 D_SLOT_GROUP = 56  # 8 slots: the group of each non-king slot
 DESC_LEN = 64
 
+#: The decorator of the kernels that allocate nothing (most of this module and of movegen):
+#: without numba's reference counting (NRT), a call no longer pays two atomic operations
+#: per array argument, which cost more than a short kernel's work.
+leaf = njit(cache=True, _nrt=False)
+
 BINOM = np.zeros((65, 9), dtype=np.int64)
 for _n in range(65):
     BINOM[_n, 0] = 1
@@ -124,7 +129,7 @@ def _group_rank(desc, sq, g):
 
 
 @njit(cache=True, inline="always")
-def _rank_rest(desc, sq):
+def rank_rest(desc, sq):
     """Mixed-radix rank of the non-king pieces; sq is already in canonical orientation."""
     rest = 0
     for g in range(desc[D_NGROUPS]):
@@ -132,7 +137,7 @@ def _rank_rest(desc, sq):
     return rest
 
 
-@njit(cache=True)
+@leaf
 def encode(desc, sq, tmp):
     """Index of the placement ``sq`` (slot order, any orientation, identical pieces in any
     order); -1 when the kings touch or a pawn stands on rank 1 or 8. ``tmp`` is scratch
@@ -148,7 +153,7 @@ def encode(desc, sq, tmp):
         kk = KK_INDEX[1, tmp[0] * 64 + tmp[1]]
         if kk < 0:
             return -1
-        return kk * desc[D_R] + _rank_rest(desc, tmp)
+        return kk * desc[D_R] + rank_rest(desc, tmp)
     t = TRIANGLE_SYMMETRY[sq[0]]
     for i in range(n):
         tmp[i] = SYMMETRY[t, sq[i]]
@@ -160,15 +165,15 @@ def encode(desc, sq, tmp):
             kk = KK_INDEX[0, tmp[0] * 64 + tmp[1]]
             if kk < 0:
                 return -1
-            a = _rank_rest(desc, tmp)
+            a = rank_rest(desc, tmp)
             for i in range(2, n):
                 tmp[i] = DIAGONAL_FLIP[tmp[i]]
-            b = _rank_rest(desc, tmp)
+            b = rank_rest(desc, tmp)
             return kk * desc[D_R] + min(a, b)
     kk = KK_INDEX[0, tmp[0] * 64 + tmp[1]]
     if kk < 0:
         return -1
-    return kk * desc[D_R] + _rank_rest(desc, tmp)
+    return kk * desc[D_R] + rank_rest(desc, tmp)
 
 
 @njit(cache=True, inline="always")
@@ -184,7 +189,7 @@ def king_move_kk(pawnful, wk, bk):
     return -1
 
 
-@njit(cache=True)
+@leaf
 def encode_after_move(desc, sq, x, i, frm, tmp):
     """Index of ``sq``, where ``sq`` was the decoded placement of index ``x`` before slot
     ``i`` left square ``frm``. A move of a piece other than a king keeps the king pair and
@@ -210,7 +215,7 @@ def encode_after_move(desc, sq, x, i, frm, tmp):
     return x + (new - old) * desc[base + 3]
 
 
-@njit(cache=True)
+@leaf
 def decode(desc, idx, sq):
     """Fill ``sq`` with the placement of ``idx`` (canonical orientation, identical pieces
     ascending)."""
@@ -237,7 +242,7 @@ def decode(desc, idx, sq):
             sq[start + k - 1] = c + off
 
 
-@njit(cache=True)
+@leaf
 def next_placement(desc, sq):
     """Turn ``sq``, the placement of an index as :func:`decode` gives it, into that of
     the next index, as an odometer: the last group's combination steps to its colex
@@ -264,7 +269,7 @@ def next_placement(desc, sq):
     return True
 
 
-@njit(cache=True)
+@leaf
 def is_valid(desc, idx, sq, tmp):
     """Whether the decoded ``sq`` of ``idx`` is a placement this index stands for: no two
     pieces on one square, and the canonical one of a diagonal-symmetric pair."""

@@ -7,6 +7,12 @@ The kernels work on a placement (``sq``: one square per slot, in the order of
 A forward move lands either in the same table (the other side's index) or, after a
 capture or a promotion, in a sub-table: an *exit*, named by its sub-table id in the
 material's :class:`ExitMap`.
+
+Speed comes from doing per position what the old per-move tests did: legality from
+masks (squares the opponent attacks, checkers, pinned pieces) computed once; target
+indices by arithmetic on the index of the position (see ``encode_after_move``) rather
+than by encoding; and, over a range, :func:`walk_to` steps from one index's placement to
+the next instead of decoding each (decoding every index stays as its slow twin).
 """
 
 from __future__ import annotations
@@ -18,9 +24,9 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from .board import BETWEEN, KING_MASK, KNIGHT_MASK, LINE_KIND, ON_DIAGONAL, PAWN_ATTACK_MASK, RAYS
+from .board import BETWEEN, DIAGONAL_FLIP, KING_MASK, KNIGHT_MASK, LINE_KIND, ON_DIAGONAL, PAWN_ATTACK_MASK, RAYS
 from .index import (D_COLOUR, D_GROUP, D_N, D_PAWNFUL, D_R, D_SLOT_GROUP, D_TYPE, DESC_LEN, decode, encode,
-                    encode_after_move, is_valid, king_move_kk, make_descriptor, next_placement)
+                    encode_after_move, is_valid, king_move_kk, leaf, make_descriptor, next_placement, rank_rest)
 from .material import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Material, material_of_counts, PIECE_ORDER
 
 SQ_BIT = np.array([1 << s for s in range(64)], dtype=np.uint64)
@@ -110,7 +116,7 @@ def _aligned_attack(ptype, s, target, occ):
     return (BETWEEN[s, target] & occ) == 0
 
 
-@njit(cache=True)
+@leaf
 def attacked(desc, sq, occ, target, by_colour, skip):
     """Whether a piece of ``by_colour`` (other than slot ``skip``) attacks ``target``."""
     for i in range(desc[D_N]):
@@ -133,7 +139,7 @@ def attacked(desc, sq, occ, target, by_colour, skip):
     return False
 
 
-@njit(cache=True)
+@leaf
 def setup_board(desc, sq, board):
     """Fill ``board`` from ``sq``; return the occupancy bits."""
     for s in range(64):
@@ -145,19 +151,19 @@ def setup_board(desc, sq, board):
     return occ
 
 
-@njit(cache=True)
+@leaf
 def is_legal(desc, sq, stm, occ):
     """The side not to move is not in check (so the kings do not touch either)."""
     them = 1 - stm
     return not attacked(desc, sq, occ, sq[them], stm, -1)
 
 
-@njit(cache=True)
+@leaf
 def in_check(desc, sq, stm, occ):
     return attacked(desc, sq, occ, sq[stm], 1 - stm, -1)
 
 
-@njit(cache=True)
+@leaf
 def _exit(desc, sq, stm, cap, pslot, promo, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq):
     """Sub-table id, side to move there and index of ``sq`` (already moved) after the piece
     in slot ``cap`` was captured (-1: none) and the pawn in ``pslot`` promoted to ``promo``."""
@@ -166,7 +172,14 @@ def _exit(desc, sq, stm, cap, pslot, promo, exit_id, exit_flip, exit_perm, subde
     for j in range(desc[D_N]):
         if j != cap:
             sub_sq[exit_perm[cap + 1, pslot + 1, promo, j]] = (sq[j] ^ 56) if flip else sq[j]
-    return sid, (1 - stm) ^ flip, encode(subdesc[sid], sub_sq, tmp)
+    sd = subdesc[sid]
+    if not flip and sd[D_PAWNFUL] == desc[D_PAWNFUL]:
+        # Same kind of symmetry and kings where they stood (or moved within the canonical
+        # region): the placement is canonical in the sub-table too.
+        kk = king_move_kk(sd[D_PAWNFUL], sub_sq[0], sub_sq[1])
+        if kk >= 0:
+            return sid, 1 - stm, kk * sd[D_R] + rank_rest(sd, sub_sq)
+    return sid, (1 - stm) ^ flip, encode(sd, sub_sq, tmp)
 
 
 # RAY_MASK[s, d]: every square from s in direction d (board.RAY_STEPS order); along
@@ -201,7 +214,7 @@ def _ray(s, d, occ):
     return ray ^ RAY_MASK[b, d]
 
 
-@njit(cache=True)
+@leaf
 def _piece_targets(t, s, occ):
     """Squares a non-pawn piece of type ``t`` on ``s`` attacks (through empty squares)."""
     if t == KING:
@@ -221,7 +234,7 @@ def _lsb(b):
     return np.int64(trailing_zeros(b))
 
 
-@njit(cache=True)
+@leaf
 def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                out_sub, out_stm, out_idx, out_ep):
     """Every legal move of the side to move, as (sub-table id or -1, side to move, index)
@@ -285,9 +298,17 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
     # Quiet moves mostly change the index by arithmetic (see encode_after_move), done
     # here inline: a call per move with the arrays as arguments costs more than the move.
     pawnful = desc[D_PAWNFUL]
-    plain = x >= 0 and not (not pawnful and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]])
+    decoded = x >= 0
     r_size = desc[D_R]
-    rest = x % r_size if plain else 0
+    rest = x % r_size if decoded else 0
+    # Both kings on the long diagonal (pawnless): the index takes the smaller rest of the
+    # placement and of its mirror image across that diagonal; both change by arithmetic.
+    diag = not pawnful and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]
+    mirror_rest = 0
+    if decoded and diag:
+        for j in range(2, n):
+            tmp[j] = DIAGONAL_FLIP[sq[j]]
+        mirror_rest = rank_rest(desc, tmp)
     k = 0
     for i in range(n):
         if desc[D_COLOUR + i] != stm:
@@ -295,7 +316,7 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
         t = desc[D_TYPE + i]
         frm = sq[i]
         step = 0  # index change per square of a lone piece of its group (0: ask encode_after_move)
-        if plain and i >= 2 and desc[D_GROUP + 4 * desc[D_SLOT_GROUP + i] + 1] == 1:
+        if decoded and i >= 2 and desc[D_GROUP + 4 * desc[D_SLOT_GROUP + i] + 1] == 1:
             step = desc[D_GROUP + 4 * desc[D_SLOT_GROUP + i] + 3]
         if t == PAWN:
             allowed = evade & (LINE[king, frm] if SQ_BIT[frm] & pinned else ALL)
@@ -347,40 +368,62 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
             targets = _piece_targets(t, frm, occ) & ~own & evade
             if SQ_BIT[frm] & pinned:
                 targets &= LINE[king, frm]
-        while targets:
-            to = _lsb(targets)
-            targets &= targets - np.uint64(1)
-            cap = board[to]
-            if cap >= 0:
-                sq[i] = to
-                out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, cap, -1, 0, exit_id, exit_flip, exit_perm,
-                                                           subdesc, tmp, sub_sq)
-                out_ep[k] = -1
-                sq[i] = frm
-            else:
+        caps = targets & occ
+        while caps:
+            to = _lsb(caps)
+            caps &= caps - np.uint64(1)
+            sq[i] = to
+            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, board[to], -1, 0, exit_id, exit_flip, exit_perm,
+                                                       subdesc, tmp, sub_sq)
+            out_ep[k] = -1
+            sq[i] = frm
+            k += 1
+        # Quiet moves, one tight loop per case.
+        quiet = targets & ~occ
+        if i < 2:
+            while quiet:
+                to = _lsb(quiet)
+                quiet &= quiet - np.uint64(1)
+                kk = king_move_kk(pawnful, to if i == 0 else sq[0], to if i == 1 else sq[1]) if decoded else -1
+                if kk >= 0:
+                    out_idx[k] = kk * r_size + rest
+                else:
+                    sq[i] = to
+                    out_idx[k] = encode(desc, sq, tmp)
+                    sq[i] = frm
                 out_sub[k] = -1
                 out_stm[k] = them
+                out_ep[k] = -2
+                k += 1
+        elif step and not diag:
+            base = x - frm * step
+            while quiet:
+                to = _lsb(quiet)
+                quiet &= quiet - np.uint64(1)
+                out_sub[k] = -1
+                out_stm[k] = them
+                out_idx[k] = base + to * step
                 out_ep[k] = -1
-                if i < 2:
-                    out_ep[k] = -2
-                    kk = king_move_kk(pawnful, to if i == 0 else sq[0], to if i == 1 else sq[1]) if plain else -1
-                    if kk >= 0:
-                        out_idx[k] = kk * r_size + rest
-                    else:
-                        sq[i] = to
-                        out_idx[k] = encode(desc, sq, tmp)
-                        sq[i] = frm
-                elif step:
-                    out_idx[k] = x + (to - frm) * step
+                k += 1
+        else:
+            while quiet:
+                to = _lsb(quiet)
+                quiet &= quiet - np.uint64(1)
+                if step:
+                    out_idx[k] = x - rest + min(rest + (to - frm) * step,
+                                                mirror_rest + (DIAGONAL_FLIP[to] - DIAGONAL_FLIP[frm]) * step)
                 else:
                     sq[i] = to
                     out_idx[k] = encode_after_move(desc, sq, x, i, frm, tmp)
                     sq[i] = frm
-            k += 1
+                out_sub[k] = -1
+                out_stm[k] = them
+                out_ep[k] = -1
+                k += 1
     return k
 
 
-@njit(cache=True)
+@leaf
 def _ep_capturers(desc, sq, stm, occ, slot):
     """Bit mask of the slots of ``stm``'s pawns (``stm`` to move) that can legally capture
     en passant the pawn in ``slot``, which has just made a double step."""
@@ -400,14 +443,14 @@ def _ep_capturers(desc, sq, stm, occ, slot):
     return mask
 
 
-@njit(cache=True)
+@leaf
 def ep_capture_legal(desc, sq, stm, occ, slot):
     """Whether ``stm`` (to move) can capture en passant the pawn in ``slot`` that has just
     made a double step."""
     return _ep_capturers(desc, sq, stm, occ, slot) != 0
 
 
-@njit(cache=True)
+@leaf
 def ep_exits(desc, sq, stm, occ, slot, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
              out_sub, out_stm, out_idx):
     """The legal en-passant captures of the pawn in ``slot`` by ``stm`` (to move), as
@@ -426,7 +469,7 @@ def ep_exits(desc, sq, stm, occ, slot, exit_id, exit_flip, exit_perm, subdesc, t
     return k
 
 
-@njit(cache=True)
+@leaf
 def ep_predecessors(desc, sq, x, stm, board, occ, tmp, out_idx, out_slot):
     """The double steps that lead to ``sq`` with an en-passant capture available: the
     predecessor indices (side to move ``1 - stm``) and the slot of the pawn; returns how many."""
@@ -452,7 +495,7 @@ def ep_predecessors(desc, sq, x, stm, board, occ, tmp, out_idx, out_slot):
     return k
 
 
-@njit(cache=True)
+@leaf
 def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
     """Un-moves inside the table: the indices (side to move ``1 - stm``) of every position
     whose legal moves include a quiet, non-promoting move to ``sq`` (the decoded placement
@@ -499,7 +542,7 @@ def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
     return k
 
 
-@njit(cache=True)
+@leaf
 def unique_small(a, n):
     """Sort ``a[:n]`` in place (insertion sort: n is a move count) and drop duplicates;
     return the new length."""
@@ -518,7 +561,7 @@ def unique_small(a, n):
     return m
 
 
-@njit(cache=True)
+@leaf
 def walk_to(desc, x, first, sq, board, tmp):
     """Set ``sq`` and ``board`` to the placement of index ``x``; return its occupancy
     bits, 0 where ``x`` is not a valid placement. Unless ``first``, ``sq``/``board`` hold
@@ -633,11 +676,8 @@ def predecessor_lists(desc, stm, lo, hi):
     k = 0
     for x in range(lo, hi):
         indptr[x - lo] = k
-        decode(desc, x, sq)
-        if not is_valid(desc, x, sq, tmp):
-            continue
-        occ = setup_board(desc, sq, board)
-        if not is_legal(desc, sq, stm, occ):
+        occ = walk_to(desc, x, x == lo, sq, board, tmp)
+        if occ == 0 or not is_legal(desc, sq, stm, occ):
             continue
         m = predecessors(desc, sq, x, stm, board, occ, tmp, out)
         m += ep_predecessors(desc, sq, x, stm, board, occ, tmp, out[m:], slots)

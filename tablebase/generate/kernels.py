@@ -24,9 +24,9 @@ import numpy as np
 from numba import njit
 
 from ..endgame.board import ON_DIAGONAL
-from ..endgame.index import D_PAWNFUL, decode, is_valid
+from ..endgame.index import D_PAWNFUL, decode
 from ..endgame.movegen import (MAX_MOVES, SQ_BIT, ep_exits, ep_predecessors, grow, in_check, is_legal,
-                               predecessors, setup_board, successors, unique_small)
+                               predecessors, setup_board, successors, unique_small, walk_to)
 
 UNKNOWN = np.uint16(0)
 DRAW = UNKNOWN
@@ -179,13 +179,8 @@ def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
     bad_exits = 0
     for x in range(lo, hi):
         j = x - lo
-        decode(desc, x, sq)
-        if not is_valid(desc, x, sq, tmp):
-            val[j] = ILLEGAL
-            cnt[j] = 0
-            continue
-        occ = setup_board(desc, sq, board)
-        if not is_legal(desc, sq, stm, occ):
+        occ = walk_to(desc, x, x == lo, sq, board, tmp)
+        if occ == 0 or not is_legal(desc, sq, stm, occ):
             val[j] = ILLEGAL
             cnt[j] = 0
             continue
@@ -344,12 +339,8 @@ def verify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
     nbad = 0
     for x in range(lo, hi):
         j = x - lo
-        decode(desc, x, sq)
-        legal = is_valid(desc, x, sq, tmp)
-        if legal:
-            occ = setup_board(desc, sq, board)
-            legal = is_legal(desc, sq, stm, occ)
-        if not legal:
+        occ = walk_to(desc, x, x == lo, sq, board, tmp)
+        if occ == 0 or not is_legal(desc, sq, stm, occ):
             if own[j] != ILLEGAL:
                 bad[nbad] = j
                 nbad += 1
