@@ -230,3 +230,13 @@ def test_deep_graph_without_recursion():
         result = win_tree(chain, 1, black_first=black_first)
         assert result.root_win is True and result.d[0] == n - 1 and result.nodes == n
     assert win_tree(game, -1).root_win is False
+
+
+def test_win_tree_time_budget():
+    # A clock that has already run out stops the search at once; a generous one changes nothing.
+    game = LazyChain(1000)
+    stopped = win_tree(game, 1, max_seconds=0)
+    assert not stopped.finished and stopped.root_win is None and stopped.nodes == 0
+    full = win_tree(game, 1)
+    timed = win_tree(game, 1, max_seconds=3600)
+    assert timed.finished and (timed.root_win, timed.d[0], timed.nodes) == (full.root_win, full.d[0], full.nodes)

@@ -42,13 +42,14 @@ BLACK False, and ``root_win`` is exact whenever the search finishes (Thms 3.1, 3
 The cost of recomputing NIL vertices can be exponential; the result is exact.
 
 The search uses an explicit stack, so depth is limited by memory, not by Python's
-recursion limit. When ``max_nodes`` runs out, the vertices still on the path go back
-to WHITE; every BLACK vertex is final either way.
+recursion limit. When ``max_nodes`` or ``max_seconds`` runs out, the vertices still on
+the path go back to WHITE; every BLACK vertex is final either way.
 """
 
 from __future__ import annotations
 
 import enum
+import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,7 +99,7 @@ class WinTreeResult:
     color: Any
     #: Vertex expansions (sinks included, BLACK reuses not).
     nodes: int
-    #: False when ``max_nodes`` stopped the search.
+    #: False when ``max_nodes`` or ``max_seconds`` stopped the search.
     finished: bool
 
     @property
@@ -198,13 +199,21 @@ class _Search:
             frame.successors = rest
         return frame
 
-    def run(self, root: Hashable, max_nodes: int | None = None) -> bool:
-        """Searches from root (no GRAY vertex may exist); False if max_nodes ran out."""
+    def _spent(self, max_nodes: int | None, deadline: float | None) -> bool:
+        if max_nodes is not None and self.nodes >= max_nodes:
+            return True
+        # Reading the clock costs about as much as a small expansion: every 256th will do.
+        return deadline is not None and self.nodes & 255 == 0 and time.monotonic() >= deadline
+
+    def run(self, root: Hashable, max_nodes: int | None = None, deadline: float | None = None) -> bool:
+        """Searches from root (no GRAY vertex may exist); False if max_nodes ran out or
+        ``time.monotonic()`` passed deadline."""
         color, win, d = self.color, self.win, self.d
         if color[root] is Color.BLACK:
             return True
-        if max_nodes is not None and self.nodes >= max_nodes:
+        if self._spent(max_nodes, deadline) or (deadline is not None and time.monotonic() >= deadline):
             return False
+        budget = max_nodes is not None or deadline is not None
         frame = self._open(root)
         stack = [] if frame is None else [frame]
         while stack:
@@ -219,7 +228,7 @@ class _Search:
                 elif c is Color.BLACK:
                     frame.absorb(win[u], d[u])
                 else:
-                    if max_nodes is not None and self.nodes >= max_nodes:
+                    if budget and self._spent(max_nodes, deadline):
                         for open_frame in stack:
                             color[open_frame.v] = Color.WHITE
                         return False
@@ -256,6 +265,7 @@ def win_tree(
     black_first: bool = False,
     order: Order | None = None,
     max_nodes: int | None = None,
+    max_seconds: float | None = None,
 ) -> WinTreeResult:
     """Romano's WinTreeRecursion: does player ``g`` win from ``root`` (default: the start)?
 
@@ -265,8 +275,8 @@ def win_tree(
     finished (BLACK) successors before descending. ``order(game, v, successors)``
     may reorder the successors of every expanded vertex (move ordering: the first
     winning move found is the one kept). ``max_nodes`` caps the number of vertex
-    expansions; when it runs out the result has ``finished = False`` and
-    ``root_win = None``.
+    expansions and ``max_seconds`` the wall-clock time (checked every 256 expansions);
+    when either runs out the result has ``finished = False`` and ``root_win = None``.
 
     >>> from tablebase.game import SubtractionGame
     >>> from tablebase.solve import win_tree
@@ -276,7 +286,8 @@ def win_tree(
     """
     search = _Search(game, g, black_first, order)
     root = search.vertex(game.start if root is None else root)
-    finished = search.run(root, max_nodes)
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    finished = search.run(root, max_nodes, deadline)
     return search.result(root, finished)
 
 
