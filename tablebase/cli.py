@@ -4,6 +4,8 @@
     tablebase verify [MATERIAL...] [--tables DIR]
     tablebase info [MATERIAL...] [--tables DIR] [--sizes]
     tablebase probe FEN [--tables DIR] [--json]
+    tablebase solve FEN [--tables DIR] [--max-nodes N] [--max-seconds S] [--order ORDER] [--no-deepen] [--json]
+    tablebase crosscheck MATERIAL [--tables DIR] [--samples N] [--seed S] [--max-nodes N] [--order ORDER]
 """
 
 from __future__ import annotations
@@ -238,6 +240,103 @@ def cmd_probe(args) -> int:
     return 0
 
 
+def _side_name(g: int) -> str:
+    return "White" if g == 1 else "Black"
+
+
+def cmd_solve(args) -> int:
+    import chess
+
+    from .online import solve
+    from .probe import BadFenError, MissingTableError, open_tablebase
+    try:
+        board = chess.Board(args.fen)
+    except ValueError as e:
+        raise BadFenError(f"bad FEN {args.fen!r}: {e}") from e
+    try:
+        with open_tablebase(args.tables) as tablebase:
+            s = solve(tablebase, board, order=args.order, max_nodes=args.max_nodes, max_seconds=args.max_seconds,
+                      deepen=args.deepen)
+            table = tablebase.get_wdl(board)
+    except MissingTableError as e:  # a KeyError, which main() leaves alone
+        print(f"tablebase: error: {e}", file=sys.stderr)
+        return 2
+    sides = [{"g": p.g, "side": _side_name(p.g).lower(), "win": p.win, "d": p.d, "finished": p.finished,
+              "deepening_plies": p.plies, "nodes": p.nodes, "seconds": round(p.seconds, 3)} for p in s.sides]
+    result = {"fen": board.fen(), "material": s.material, "order": args.order, "max_nodes": args.max_nodes,
+              "sides": sides, "winning_move": None if s.winning_move is None else s.winning_move.uci(),
+              "never_lose_move": None if s.never_lose is None else s.never_lose.uci(),
+              "never_lose_finished": s.never_lose_finished, "never_lose_nodes": s.never_lose_nodes,
+              # The searched material's own table is never used by the search; shown when present.
+              "table_wdl": table}
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    print(f"{board.fen()}  {s.material}, {_side_name(s.sides[0].g)} to move")
+    for p in s.sides:
+        if p.win:
+            how = f"WIN proved, d = {p.d} plies (>= DTM)" + (f", by deepening to {p.plies} plies" if p.plies else "")
+        elif p.win is False:
+            how = "no win (proved)"
+        else:
+            how = "unknown: the budget ran out"
+        print(f"  {_side_name(p.g):5}: {how:55} {p.nodes:>10,d} nodes {p.seconds:8.2f} s")
+    if s.winning_move is not None:
+        print(f"  winning move (first of the win tree found, also never-losing): {board.san(s.winning_move)} "
+              f"({s.winning_move.uci()})")
+    elif s.never_lose is not None:
+        print(f"  never-lose move (Thm 4.8): {board.san(s.never_lose)} ({s.never_lose.uci()}), "
+              f"{s.never_lose_nodes:,d} more nodes")
+    elif s.never_lose_finished:
+        print(f"  never-lose move: none, {_side_name(s.sides[0].g)} loses or has no move")
+    else:
+        print("  never-lose move: unknown, the budget ran out")
+    if table is not None:
+        print(f"  the table of {s.material} (not used by the search) says: wdl {table:+d} for the side to move")
+    return 0
+
+
+def cmd_crosscheck(args) -> int:
+    from .online import crosscheck
+    from .probe import MissingTableError, open_tablebase
+    if args.samples < 1:
+        raise ValueError(f"--samples must be >= 1, not {args.samples}")
+
+    def progress(i, report):
+        if (i + 1) % 25 == 0:
+            print(f"  {i + 1} positions: agreed {report.agreed}, disagreed {report.disagreed}, "
+                  f"unfinished {report.unfinished}, {report.seconds:.0f} s", file=sys.stderr, flush=True)
+
+    try:
+        with open_tablebase(args.tables) as tablebase:
+            report = crosscheck(tablebase, args.material, samples=args.samples, seed=args.seed, order=args.order,
+                                max_nodes=args.max_nodes, max_seconds=args.max_seconds, deepen=args.deepen,
+                                progress=progress)
+    except MissingTableError as e:
+        print(f"tablebase: error: {e}", file=sys.stderr)
+        return 2
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
+    return value
+
+
+def _search_options(parser: argparse.ArgumentParser, max_nodes: int) -> None:
+    from .online import ORDERS
+    parser.add_argument("--tables", type=Path, default=Path("data/tables"))
+    parser.add_argument("--max-nodes", type=_positive_int, default=max_nodes,
+                        help=f"node budget of each search (default {max_nodes:,d})")
+    parser.add_argument("--max-seconds", type=float, help="time budget of each search (default: none)")
+    parser.add_argument("--order", choices=ORDERS, default="heuristic", help="move ordering (default: heuristic)")
+    parser.add_argument("--no-deepen", dest="deepen", action="store_false",
+                        help="plain WinTree only, without iterative deepening after it")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tablebase", description="Chess endgame tablebases: exact WDL and DTM.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -269,6 +368,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tables", type=Path, default=Path("data/tables"))
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_probe)
+
+    s = sub.add_parser("solve", help="Romano's WinTree from a position, with the tables answering captures and "
+                                     "promotions: wins, depth bound, a never-lose move")
+    s.add_argument("fen", help="the position; its own material's table is not used")
+    _search_options(s, 1_000_000)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_solve)
+
+    c = sub.add_parser("crosscheck", help="WinTree with a material's own table hidden, checked against that table")
+    c.add_argument("material", help="a material whose table exists, e.g. KQvKR")
+    c.add_argument("--samples", type=int, default=100, help="random legal positions (default 100)")
+    c.add_argument("--seed", type=int, default=0)
+    _search_options(c, 100_000)
+    c.set_defaults(func=cmd_crosscheck)
     return parser
 
 

@@ -1,0 +1,116 @@
+"""The compiled expansion of one position for the online search.
+
+One call decodes an index, generates its legal moves with the generator's own kernels
+(:func:`tablebase.endgame.movegen.successors`), adds the en-passant captures of a
+position that has an en-passant square, and says which successors are in check (for
+move ordering): the search pays one compiled call per vertex, not one per move.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tablebase.endgame.index import D_COLOUR, D_TYPE, decode, is_valid
+from tablebase.endgame.material import PAWN
+from tablebase.endgame.movegen import MAX_MOVES, ep_capture_legal, ep_exits, in_check, is_legal, setup_board, successors
+
+#: What :func:`expand` returns besides the move count: the position is not legal (or
+#: not a valid placement), or its en-passant square names no pawn that can be taken.
+ILLEGAL, BAD_EP = -1, -2
+#: Flags: the position has moves, is checkmate, is stalemate.
+MOVES, CHECKMATE, STALEMATE = 1, 2, 3
+
+
+def buffers() -> tuple[np.ndarray, ...]:
+    """Output arrays for :func:`expand`: sub-table, side to move, index, en-passant square,
+    check flag and features of each move (room for the en-passant captures too)."""
+    n = MAX_MOVES + 8
+    return (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
+            np.empty(n, np.bool_), np.empty(n, np.int64))
+
+
+@njit(cache=True, inline="always")
+def _edge_distance(s):
+    """0 on the edge of the board, 3 on the four centre squares."""
+    f, r = s & 7, s >> 3
+    return min(min(f, 7 - f), min(r, 7 - r))
+
+
+@njit(cache=True, inline="always")
+def _king_distance(a, b):
+    return max(abs((a & 7) - (b & 7)), abs((a >> 3) - (b >> 3)))
+
+
+@njit(cache=True)
+def expand(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, out_sub, out_stm, out_idx, out_ep,
+           out_check, out_features):
+    """Moves of index ``x`` with ``stm`` to move (0 White, 1 Black, table orientation).
+
+    ``ep_square`` (-1: none) is the square, in the decoded orientation of ``x``, of a
+    pawn of the side not to move that has just made a double step and can be taken en
+    passant. Returns ``(count, flag)``: ``count`` is the number of moves (or
+    :data:`ILLEGAL` / :data:`BAD_EP`) and ``flag`` :data:`MOVES`, :data:`CHECKMATE` or
+    :data:`STALEMATE`. Per move: ``out_sub`` the sub-table id (-1: this table) and
+    ``out_stm``, ``out_idx`` the position reached; ``out_ep`` the en-passant square of
+    the position reached (a double step the opponent can take; -1 otherwise), in the
+    decoded orientation of its index; ``out_check`` whether its side to move is in check;
+    for a move that stays in the table, ``out_features`` packs what move ordering reads
+    of the position reached: its number of legal moves but en-passant captures (bits 0-7;
+    0 for checkmate and stalemate), how far its side to move's king is from the edge (bits 8-9) and the
+    distance between the kings (bits 10-13).
+    """
+    sq = np.empty(16, np.int64)
+    tmp = np.empty(16, np.int64)
+    sub_sq = np.empty(16, np.int64)
+    board = np.empty(64, np.int64)
+    sq2 = np.empty(16, np.int64)
+    board2 = np.empty(64, np.int64)
+    r_sub = np.empty(MAX_MOVES, np.int64)
+    r_stm = np.empty(MAX_MOVES, np.int64)
+    r_idx = np.empty(MAX_MOVES, np.int64)
+    r_ep = np.empty(MAX_MOVES, np.int64)
+    decode(desc, x, sq)
+    if not is_valid(desc, x, sq, tmp):
+        return ILLEGAL, 0
+    occ = setup_board(desc, sq, board)
+    if not is_legal(desc, sq, stm, occ):
+        return ILLEGAL, 0
+    m = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                   out_sub, out_stm, out_idx, out_ep)
+    for k in range(m):
+        slot = out_ep[k]
+        if slot >= 0:
+            # A pawn move keeps the kings, hence the orientation: the square needs no mapping.
+            out_ep[k] = sq[slot] + (16 if stm == 0 else -16)
+        else:
+            out_ep[k] = -1
+    if ep_square >= 0:
+        slot = board[ep_square]
+        if (slot < 0 or desc[D_TYPE + slot] != PAWN or desc[D_COLOUR + slot] == stm
+                or (ep_square >> 3) != (3 if stm == 1 else 4) or not ep_capture_legal(desc, sq, stm, occ, slot)):
+            return BAD_EP, 0
+        n = ep_exits(desc, sq, stm, occ, slot, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                     out_sub[m:], out_stm[m:], out_idx[m:])
+        for k in range(m, m + n):
+            out_ep[k] = -1
+        m += n
+    flag = MOVES
+    if m == 0:
+        flag = CHECKMATE if in_check(desc, sq, stm, occ) else STALEMATE
+    for k in range(m):
+        if out_sub[k] < 0:
+            decode(desc, out_idx[k], sq2)
+            occ2 = setup_board(desc, sq2, board2)
+            out_check[k] = in_check(desc, sq2, 1 - stm, occ2)
+            replies = successors(desc, sq2, out_idx[k], 1 - stm, board2, occ2, exit_id, exit_flip, exit_perm, subdesc,
+                                 tmp, sub_sq, r_sub, r_stm, r_idx, r_ep)
+            out_features[k] = (min(replies, 255) | _edge_distance(sq2[1 - stm]) << 8
+                               | _king_distance(sq2[0], sq2[1]) << 10)
+        else:
+            sub = subdesc[out_sub[k]]
+            decode(sub, out_idx[k], sq2)
+            occ2 = setup_board(sub, sq2, board2)
+            out_check[k] = in_check(sub, sq2, out_stm[k], occ2)
+            out_features[k] = 0
+    return m, flag
