@@ -15,12 +15,12 @@ from typing import Callable
 
 import numpy as np
 import ray
-from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+from ray.exceptions import ActorDiedError, RayActorError, RayError
 
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
 from ..generate.pipeline import PartitionLost, Progress, TableStats, generate_table, skipped_stats
-from ..generate.worker import SPLIT_ABOVE, Partition, SubtableValues, partition_bounds, table_memory
+from ..generate.worker import SPLIT_ABOVE, GenerationError, Partition, SubtableValues, partition_bounds, table_memory
 from ..store.checkpoint import StateFile, read_state, write_state
 from ..store.shards import ShardInfo, table_complete
 
@@ -105,9 +105,9 @@ class RayPartitions:
                     ray.get(a.where.remote())
                     break
                 except ActorDiedError as e:
-                    raise RuntimeError(f"a partition actor is dead for good (it died {ACTOR_RESTARTS + 1} times, "
-                                       f"or its constructor failed): {e}") from e
-                except ActorUnavailableError:
+                    raise GenerationError(f"a partition actor is dead for good (it died {ACTOR_RESTARTS + 1} times, "
+                                          f"or its constructor failed): {str(e).splitlines()[0]}") from e
+                except RayError:  # still restarting, or killed again while starting (memory pressure)
                     if time.monotonic() > deadline:
                         raise
                     time.sleep(0.1)
@@ -205,5 +205,5 @@ def generate_on_ray(keys: list[str], out: Path, *, workers: int, progress: Progr
             running.pop(ref_done[0])
             finished(ray.get(ref_done[0]))
         elif todo and not any(deps[k] <= done for k in todo):
-            raise RuntimeError(f"cannot schedule {todo}: sub-tables missing")
+            raise GenerationError(f"cannot schedule {todo}: sub-tables missing")
     return results

@@ -25,7 +25,7 @@ from ..endgame.material import Material, dependency_order
 from ..store.checkpoint import (Checkpoint, CorruptCheckpointError, StateFile, checkpoint_folder, read_checkpoint,
                                 read_state, remove_checkpoints, write_checkpoint, write_state)
 from ..store.shards import ShardInfo, TableManifest, load_table, read_manifest, table_complete, write_manifest
-from .worker import Partition, SubtableValues, partition_bounds
+from .worker import GenerationError, Partition, SubtableValues, partition_bounds
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
         except PartitionLost as e:
             restarts += 1
             if restarts > max_restarts:
-                raise RuntimeError(f"{key}: lost a partition {restarts} times, giving up: {e}") from e
+                raise GenerationError(f"{key}: lost a partition {restarts} times, giving up: {e}") from e
             log.warning("%s: lost a partition (%s); rolling back to the last checkpoint", key, e)
             continue
         stats.restarts = restarts

@@ -25,6 +25,11 @@ from ..store.shards import ShardInfo, write_shard
 from . import kernels as K
 
 
+class GenerationError(RuntimeError):
+    """A table could not be generated (workers lost again and again, inconsistent sub-tables);
+    complete tables and the last checkpoint are kept, so a re-run resumes."""
+
+
 @dataclass(frozen=True)
 class SubtableValues:
     """Final values of every direct sub-table, concatenated: ``values[offsets[sub, stm] + idx]``."""
@@ -142,7 +147,7 @@ class Partition:
                 bad = K.init_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm, e.subdesc,
                                    s.values, s.offsets, val, cnt)
                 if bad:
-                    raise RuntimeError(f"{self.scheme.material}: {bad} exits of slice {sl} (side {stm}) lead to "
+                    raise GenerationError(f"{self.scheme.material}: {bad} exits of slice {sl} (side {stm}) lead to "
                                        "positions their sub-table marks illegal")
                 kind = val & np.uint16(0xF000)
                 self.exit_wins[stm, sl] = np.bincount(val[kind == K.TENT_WIN] & K.DEPTH_MASK,
@@ -167,7 +172,7 @@ class Partition:
                                                                self.val[stm], e.exit_id, e.exit_flip, e.exit_perm,
                                                                e.subdesc, s.values, s.offsets)
         if bad:
-            raise RuntimeError(f"{self.scheme.material}: {bad} en-passant captures (side {stm}) lead to "
+            raise GenerationError(f"{self.scheme.material}: {bad} en-passant captures (side {stm}) lead to "
                                "positions their sub-table marks illegal")
         self.ep[stm] = (q, p, win, draw, loss)
         # A winning capture makes the en-passant vertex won for the side to move in `win`
