@@ -53,13 +53,14 @@ class ProgressDisplay:
             what = f"{stats.seconds:7.1f} s ({stats.pass_seconds:.1f} s passes), {stats.plies} plies"
             if stats.partitions > 1:
                 what += f", {stats.partitions} partitions on {stats.nodes} node{'s' * (stats.nodes > 1)}"
+            what += f", peak {stats.worker_peak_bytes / 1e9:.2f} GB per worker"
             if stats.resumed_from:
                 what += f", resumed from ply {stats.resumed_from}"
             if stats.restarts:
                 what += f", {stats.restarts} restart{'s' * (stats.restarts > 1)}"
         counts = "  ".join(f"{side}: +{c[side]['wins']:,} ={c[side]['draws']:,} -{c[side]['losses']:,}"
                            for side in ("w", "b"))
-        self.stream.write(f"{stats.material:10} {what:42} longest DTM {stats.longest_dtm:4d}  "
+        self.stream.write(f"{stats.material:10} {what:42}  longest DTM {stats.longest_dtm:4d}  "
                           f"{stats.bytes / 1e6:7.2f} MB  {counts}\n")
         self.stream.flush()
 
@@ -103,30 +104,38 @@ def cmd_generate(args) -> int:
     display = ProgressDisplay()
     cfg.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    if cfg.executor == "local":
-        from .generate.pipeline import generate
-        results = generate(cfg.tables(), cfg.out, progress=display.ply, on_table=display.table, config=cfg.as_dict(),
-                           checkpoint_seconds=cfg.checkpoint_seconds)
-    else:
-        import ray
-
-        from .distributed import generate_on_ray
-        if cfg.address:
-            ray.init(address=cfg.address, log_to_driver=True)
-        else:
-            ray.init(num_cpus=cfg.cpus(), include_dashboard=False, log_to_driver=True)
-        try:
-            workers = cfg.workers or int(ray.cluster_resources().get("CPU", 1))
-            results = generate_on_ray(cfg.tables(), cfg.out, workers=workers, progress=display.ply,
-                                      on_table=display.table, config=cfg.as_dict(), split_above=cfg.split_above,
-                                      checkpoint_seconds=cfg.checkpoint_seconds)
-        finally:
-            ray.shutdown()
+    from .generate.worker import GenerationError
+    try:
+        results = _run_generate(cfg, display)
+    except GenerationError as e:
+        print(f"tablebase: error: {e}\ncomplete tables and checkpoints are kept: re-run to resume", file=sys.stderr)
+        return 1
     made = [r for r in results if not r.skipped]
     total_bytes = sum(r.bytes for r in results)
     print(f"{len(results)} tables in {cfg.out} ({len(made)} generated, {len(results) - len(made)} already complete), "
           f"{total_bytes / 1e6:.1f} MB on disk, {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0
+
+
+def _run_generate(cfg: JobConfig, display: ProgressDisplay) -> list:
+    if cfg.executor == "local":
+        from .generate.pipeline import generate
+        return generate(cfg.tables(), cfg.out, progress=display.ply, on_table=display.table, config=cfg.as_dict(),
+                        checkpoint_seconds=cfg.checkpoint_seconds)
+    import ray
+
+    from .distributed import generate_on_ray
+    if cfg.address:
+        ray.init(address=cfg.address, log_to_driver=True)
+    else:
+        ray.init(num_cpus=cfg.cpus(), include_dashboard=False, log_to_driver=True)
+    try:
+        workers = cfg.workers or int(ray.cluster_resources().get("CPU", 1))
+        return generate_on_ray(cfg.tables(), cfg.out, workers=workers, progress=display.ply, on_table=display.table,
+                               config=cfg.as_dict(), split_above=cfg.split_above,
+                               checkpoint_seconds=cfg.checkpoint_seconds)
+    finally:
+        ray.shutdown()
 
 
 def _tables_in(folder: Path, materials: list[str]) -> list[str]:
