@@ -1,62 +1,79 @@
-"""Ray scaling: KQRvKR generated with 1, 2, ... N workers (N = the cores present).
+"""Ray scaling: KQRvKR generated on 1, 2, ... N cores (N = the cores present).
 
     python benchmarks/scaling.py [--max-workers N] [--out DIR] [MATERIAL]
 
-One local Ray instance with N CPUs; for each worker count the table (default KQRvKR) is
-generated from scratch, split over that many partition actors, its sub-tables already
-present (generated first, not timed). Prints wall seconds end to end and for the backward
-passes alone, the speedup over 1 worker measured in the same run, and checks that every
-run wrote byte-identical shards (same sha256 for every shard).
+For each core count n, a fresh process pinned to n cores (CPU affinity, inherited by the
+Ray instance it starts, so a run cannot borrow idle cores) generates the table (default
+KQRvKR) from scratch with ``workers=n``, its sub-tables already present (generated first,
+not timed). Prints wall seconds end to end and for the backward passes alone, the
+speedup over 1 core measured in the same run, the largest peak RSS of a worker, and checks
+that every run wrote byte-identical shards (same sha256 for every shard).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import subprocess
 import sys
-import time
 from pathlib import Path
 
-import ray
-
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from tablebase.distributed import generate_on_ray  # noqa: E402
-from tablebase.endgame.material import dependency_order  # noqa: E402
-from tablebase.store.shards import read_manifest  # noqa: E402
+#: One run, in a process pinned to the first n cores: prints its stats as JSON.
+RUN = """
+import json, os, sys, time
+from pathlib import Path
+n, key, out = int(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:n])
+sys.path.insert(0, sys.argv[4])
+import ray
+from tablebase.distributed import generate_on_ray
+ray.init(num_cpus=n, include_dashboard=False, log_to_driver=False)
+t = time.perf_counter()
+stats = [s for s in generate_on_ray([key], out, workers=n, split_above=0) if s.material == key][0]
+print(json.dumps({"wall": time.perf_counter() - t, "passes": stats.pass_seconds,
+                  "peak": stats.worker_peak_bytes, "partitions": stats.partitions}))
+"""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("material", nargs="?", default="KQRvKR")
-    parser.add_argument("--max-workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--max-workers", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--out", type=Path, default=ROOT / "data" / "bench-tables")
     args = parser.parse_args()
-    key, n_max, out = args.material, args.max_workers, args.out.resolve()
-    ray.init(num_cpus=n_max, include_dashboard=False, log_to_driver=False)
-    subs = dependency_order([key])[:-1]
-    generate_on_ray(subs, out, workers=n_max)
+    key, out = args.material, args.out.resolve()
 
-    print(f"{key} on {n_max} CPUs: {'workers':>7} {'end-to-end s':>12} {'passes s':>9} "
-          f"{'speedup':>8} {'passes speedup':>15} {'peak GB/worker':>15}")
-    base = None
-    shards = None
-    for n in range(1, n_max + 1):
+    sys.path.insert(0, str(ROOT))
+    import ray
+
+    from tablebase.distributed import generate_on_ray
+    from tablebase.endgame.material import dependency_order
+    from tablebase.store.shards import read_manifest
+    ray.init(num_cpus=args.max_workers, include_dashboard=False, log_to_driver=False)
+    generate_on_ray(dependency_order([key])[:-1], out, workers=args.max_workers)
+    ray.shutdown()
+
+    print(f"{key}: {'cores':>5} {'partitions':>10} {'end-to-end s':>12} {'passes s':>9} {'speedup':>8} "
+          f"{'passes speedup':>15} {'peak GB/worker':>15}")
+    base = shards = None
+    for n in range(1, args.max_workers + 1):
         shutil.rmtree(out / key, ignore_errors=True)
-        t = time.perf_counter()
-        (stats,) = [s for s in generate_on_ray([key], out, workers=n, split_above=0) if s.material == key]
-        wall = time.perf_counter() - t
-        base = base or (wall, stats.pass_seconds)
+        done = subprocess.run([sys.executable, "-c", RUN, str(n), key, str(out), str(ROOT)], check=True,
+                              capture_output=True, text=True)
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        base = base or r
         hashes = [(i.file, i.sha256) for i in read_manifest(out / key).shards]
         if shards is not None and hashes != shards:
-            raise SystemExit(f"{n} workers wrote different shards than 1 worker")
+            raise SystemExit(f"{n} cores wrote different shards than 1 core")
         shards = hashes
-        print(f"{'':{len(key) + 12}} {n:7d} {wall:12.1f} {stats.pass_seconds:9.1f} {base[0] / wall:7.2f}x "
-              f"{base[1] / stats.pass_seconds:14.2f}x {stats.worker_peak_bytes / 1e9:15.2f}", flush=True)
-    print("shards byte-identical for every worker count")
-    ray.shutdown()
+        print(f"{'':{len(key) + 1}} {n:5d} {r['partitions']:10d} {r['wall']:12.1f} {r['passes']:9.1f} "
+              f"{base['wall'] / r['wall']:7.2f}x {base['passes'] / r['passes']:14.2f}x {r['peak'] / 1e9:15.2f}",
+              flush=True)
+    print("shards byte-identical for every core count")
 
 
 if __name__ == "__main__":

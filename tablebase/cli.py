@@ -128,7 +128,8 @@ def _run_generate(cfg: JobConfig, display: ProgressDisplay) -> list:
     if cfg.address:
         ray.init(address=cfg.address, log_to_driver=True)
     else:
-        ray.init(num_cpus=cfg.cpus(), include_dashboard=False, log_to_driver=True)
+        # address="local": a new instance even where `ray start` left one running here.
+        ray.init(address="local", num_cpus=cfg.cpus(), include_dashboard=False, log_to_driver=True)
     try:
         workers = cfg.workers or int(ray.cluster_resources().get("CPU", 1))
         return generate_on_ray(cfg.tables(), cfg.out, workers=workers, progress=display.ply, on_table=display.table,
