@@ -178,7 +178,7 @@ def test_two_ray_nodes_write_the_same_shards(tables_34, two_nodes, tmp_path):
 def test_a_table_too_big_for_the_cluster_is_refused_before_any_work(ray_local, tmp_path):
     from tablebase.distributed import InsufficientMemoryError, check_memory, generate_on_ray
     from tablebase.generate.worker import table_memory
-    need = table_memory("KQRvKQR", 4) / 1e9
+    need = table_memory("KQRvKQR", 4 * PARTITIONS_PER_WORKER) / 1e9
     assert need > 5 * 15.5  # 5 bytes per position, 15.5 G positions (both sides to move)
     with pytest.raises(InsufficientMemoryError, match=rf"KQRvKQR needs about {need:.1f} GB .* offers 16\.0 GB"):
         check_memory(["KQvK", "KQRvKQR"], {"memory": 16e9, "CPU": 4}, workers=4)
@@ -202,7 +202,8 @@ def test_kqrvkr_is_the_same_on_one_or_two_workers_and_two_nodes(tables_34, two_n
         folder = with_subtables(tables_34, tmp_path / name, key)
         done = run_cli([key, "--out", str(folder), *extra])
         assert done.returncode == 0, done.stderr
-        assert placement in next(line for line in done.stderr.splitlines() if line.startswith(f"{key} ")), done.stderr
+        summary = next(line for line in done.stderr.splitlines() if line.startswith(f"{key} ") and "plies," in line)
+        assert placement in summary, summary
         runs[name] = folder
     for name in ("two", "nodes"):
         assert_same_shards(runs[name], runs["one"], key)
