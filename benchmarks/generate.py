@@ -76,7 +76,7 @@ def main() -> None:
     parser.add_argument("--no-rss", action="store_true", help="skip the one-process peak-memory runs")
     args = parser.parse_args()
     out = args.out.resolve()
-    ray.init(num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=args.workers, include_dashboard=False, log_to_driver=False)
     subs = sorted({k for m in args.materials for k in dependency_order([m])[:-1]} - set(args.materials),
                   key=lambda k: (len(k), k))
     generate_on_ray(subs, out, workers=args.workers)

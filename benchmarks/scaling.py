@@ -31,7 +31,7 @@ os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:n])
 sys.path.insert(0, sys.argv[4])
 import ray
 from tablebase.distributed import generate_on_ray
-ray.init(num_cpus=n, include_dashboard=False, log_to_driver=False)
+ray.init(address="local", num_cpus=n, include_dashboard=False, log_to_driver=False)
 t = time.perf_counter()
 stats = [s for s in generate_on_ray([key], out, workers=n, split_above=0) if s.material == key][0]
 print(json.dumps({"wall": time.perf_counter() - t, "passes": stats.pass_seconds,
@@ -53,7 +53,7 @@ def main() -> None:
     from tablebase.distributed import generate_on_ray
     from tablebase.endgame.material import dependency_order
     from tablebase.store.shards import read_manifest
-    ray.init(num_cpus=args.max_workers, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=args.max_workers, include_dashboard=False, log_to_driver=False)
     generate_on_ray(dependency_order([key])[:-1], out, workers=args.max_workers)
     ray.shutdown()
 

@@ -28,7 +28,7 @@ def ray_local():
     """One local Ray instance for the session (Ray has no local mode any more)."""
     import ray
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
 

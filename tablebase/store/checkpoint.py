@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +42,6 @@ class Checkpoint:
     states: list[StateFile]
     legal: int = 0
     decided: int = 0
-    extra: dict = field(default_factory=dict)
 
 
 def checkpoint_folder(table_folder: Path) -> Path:
