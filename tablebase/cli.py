@@ -212,15 +212,21 @@ def _probe_category(wdl: int, position) -> str:
     return {1: "win", 0: "draw", -1: "loss"}[wdl]
 
 
-def cmd_probe(args) -> int:
+def _parse_fen(fen: str):
+    """The board of ``fen``; a bad FEN is a :class:`~tablebase.probe.BadFenError` naming it."""
     import chess
 
-    from .endgame.material import board_material
-    from .probe import BadFenError, MissingTableError, open_tablebase
+    from .probe import BadFenError
     try:
-        board = chess.Board(args.fen)
+        return chess.Board(fen)
     except ValueError as e:
-        raise BadFenError(f"bad FEN {args.fen!r}: {e}") from e
+        raise BadFenError(f"bad FEN {fen!r}: {e}") from e
+
+
+def cmd_probe(args) -> int:
+    from .endgame.material import board_material
+    from .probe import MissingTableError, open_tablebase
+    board = _parse_fen(args.fen)
     try:
         with open_tablebase(args.tables) as tablebase:
             wdl, dtm = tablebase.probe_wdl(board), tablebase.probe_dtm(board)
@@ -236,7 +242,7 @@ def cmd_probe(args) -> int:
         rows.append({"uci": m.move.uci(), "san": board.san(m.move), "category": _probe_category(m.wdl, after),
                      "wdl": m.wdl, "dtm": m.dtm})
     result = {"fen": board.fen(), "material": board_material(board)[0],
-              "turn": "white" if board.turn == chess.WHITE else "black",
+              "turn": "white" if board.turn else "black",  # chess.WHITE is True
               "category": _probe_category(wdl, board), "wdl": wdl, "dtm": dtm, "moves": rows}
     if args.json:
         print(json.dumps(result, indent=1))
@@ -255,14 +261,9 @@ def _side_name(g: int) -> str:
 
 
 def cmd_solve(args) -> int:
-    import chess
-
     from .online import solve
-    from .probe import BadFenError, MissingTableError, open_tablebase
-    try:
-        board = chess.Board(args.fen)
-    except ValueError as e:
-        raise BadFenError(f"bad FEN {args.fen!r}: {e}") from e
+    from .probe import MissingTableError, open_tablebase
+    board = _parse_fen(args.fen)
     try:
         with open_tablebase(args.tables) as tablebase:
             s = solve(tablebase, board, order=args.order, max_nodes=args.max_nodes, max_seconds=args.max_seconds,
