@@ -12,7 +12,7 @@ import pytest
 
 from tablebase import open_tablebase
 from tablebase.cli import main
-from tablebase.game import TugOfWar, as_explicit
+from tablebase.game import ExplicitGame, TugOfWar, as_explicit
 from tablebase.endgame.pychess import board_index
 from tablebase.online import (
     DepthBounded,
@@ -149,6 +149,16 @@ def test_depth_bounded_game_matches_retrograde_depths():
                     assert d <= result.d[bounded.start] <= r
 
 
+def test_depth_bounded_does_not_count_free_vertices():
+    # 0 -> 1 -> 2 -> 3, a sink won by White; 1 and 2 stand for a table leaf and its chain.
+    game = ExplicitGame([[1], [2], [3], [3]], turn=[1, -1, 1, -1], win={3: 1})
+    free = DepthBounded(game, 1, 0, free=lambda v: v in (1, 2))
+    result = win_tree(free, 1, root=free.start)
+    assert result.root_win is True and result.d[free.start] == 3  # d counts every ply
+    counted = DepthBounded(game, 1, 0)
+    assert win_tree(counted, 1, root=counted.start).root_win is False
+
+
 def test_heuristic_order_is_a_permutation(tb):
     graph = SearchGraph(tb, "KQvKR")
     for stm, idx in sample_positions(tb, "KQvKR", 30, seed=1):
@@ -162,14 +172,30 @@ def test_heuristic_order_is_a_permutation(tb):
 
 
 @pytest.mark.parametrize("order", ["natural", "black-first", "heuristic", "heuristic+black-first"])
-@pytest.mark.parametrize("material", ["KQvK", "KPvK"])
+@pytest.mark.parametrize("material", ["KQvK", "KPvK", "KRvK"])
 def test_crosscheck_has_no_disagreement(tb, material, order):
     report = crosscheck(tb, material, samples=4, seed=11, order=order, max_nodes=4_000)
     assert report.ok, report.summary()
     assert report.positions == 4 and report.searches == 8
     assert report.agreed + report.unfinished == 8 and report.black_checked > 0
-    if order.startswith("heuristic"):  # in the natural order KPvK's wins run out of budget
+    if order.startswith("heuristic") or material == "KRvK":  # the lone king's searches end quickly
         assert report.agreed > 0
+    paper = crosscheck(tb, material, samples=4, seed=11, order=order, max_nodes=4_000, close_cycles=False)
+    assert paper.ok, paper.summary()
+
+
+def test_closing_cycles_settles_what_the_paper_wanders_in(tb):
+    # KRvK: the lone king (Black in the table) never wins. Plain WinTree meets cycles
+    # everywhere; closing them settles each position as BLACK False once.
+    graph = SearchGraph(tb, "KRvK")
+    for stm, idx in sample_positions(tb, "KRvK", 5, seed=3):
+        v = pack(stm, idx)
+        if graph.is_sink(v):
+            continue
+        closed = run_win_tree(graph, -1, v, max_nodes=20_000)
+        paper = run_win_tree(graph, -1, v, max_nodes=20_000, close_cycles=False)
+        assert closed.finished and closed.root_win is False
+        assert closed.nodes * 5 < paper.nodes, (closed.nodes, paper.nodes)
 
 
 def test_crosscheck_with_captures_into_tables(tb):

@@ -88,7 +88,8 @@ def test_win_tree_theorems(game_and_root):
     solution = retrograde(game)
     for g in (1, -1):
         for black_first in (False, True):
-            _check_win_tree(game, solution, g, root, black_first=black_first)
+            for close_cycles in (False, True):
+                _check_win_tree(game, solution, g, root, black_first=black_first, close_cycles=close_cycles)
         reversed_order = _check_win_tree(
             game, solution, g, root, order=lambda game, v, successors: successors[::-1]
         )
@@ -100,9 +101,9 @@ def test_win_tree_theorems(game_and_root):
 def test_win_tree_budget(game_and_root, max_nodes):
     game, root = game_and_root
     solution = retrograde(game)
-    for g in (1, -1):
-        full = win_tree(game, g, root)
-        cut = win_tree(game, g, root, max_nodes=max_nodes)
+    for g, close_cycles in ((1, False), (-1, False), (1, True), (-1, True)):
+        full = win_tree(game, g, root, close_cycles=close_cycles)
+        cut = win_tree(game, g, root, max_nodes=max_nodes, close_cycles=close_cycles)
         assert cut.nodes <= max_nodes
         assert cut.finished == (full.nodes <= max_nodes)
         if cut.finished:
@@ -188,6 +189,9 @@ def test_cycle_result_is_nil_then_recomputed():
     result = win_tree(game, 1, root=1)
     # Seen from 1, vertex 0 only leads back to the path: NIL, hence WHITE again.
     assert result.root_win is False and result.color[0] is Color.WHITE and result.win[0] is None
+    # Closing the cycle at 1 settles 0 with it: Black holds the draw by going back to 0.
+    closed = win_tree(game, 1, root=1, close_cycles=True)
+    assert closed.root_win is False and closed.color[0] is Color.BLACK and closed.win[0] is False
     assert win_tree(game, -1, root=0).root_win is False
     assert retrograde(game).eval.tolist() == [0, 0, 1, 1]
 

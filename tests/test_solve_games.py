@@ -54,8 +54,8 @@ def test_win_tree_on_lazy_games(name):
     roots = random.Random(name).sample(vertices, 150) if len(vertices) > 1000 else vertices
     for v in roots:
         for g in (1, -1):
-            for black_first in (False, True):
-                result = win_tree(game, g, root=v, black_first=black_first)
+            for black_first, close_cycles in ((False, False), (True, False), (False, True)):
+                result = win_tree(game, g, root=v, black_first=black_first, close_cycles=close_cycles)
                 assert result.root_win == (game.eval(v) == g), (v, g)
                 for u, color in result.color.items():
                     if color is Color.BLACK:

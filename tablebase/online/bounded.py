@@ -35,22 +35,34 @@ Order = Callable[[Any, Hashable, Sequence[Hashable]], Sequence[Hashable]]
 
 
 class DepthBounded:
-    """``game`` with at most ``plies`` plies from ``start`` (a :class:`~tablebase.game.GameGraph`)."""
+    """``game`` with at most ``plies`` plies from ``start`` (a :class:`~tablebase.game.GameGraph`).
+
+    ``free(v)``, where given, names vertices whose moves the bound does not count and
+    that no bound cuts: a vertex reached by a counted move keeps its ``r`` along them.
+    A table leaf and its depth chain are such: the bound is then on the plies to mate
+    *or to a table*, and ``(v, r)`` won implies only that g wins from ``v`` (the
+    forcing tree is a real one, of height ``d >= d_g(v)``); ``d_g(v) <= r`` still
+    implies ``(v, r)`` won.
+    """
 
     num_vertices = None
 
-    def __init__(self, game: GameGraph, plies: int, start: Hashable | None = None) -> None:
+    def __init__(self, game: GameGraph, plies: int, start: Hashable | None = None,
+                 free: Callable[[Hashable], bool] | None = None) -> None:
         if plies < 0:
             raise ValueError(f"plies must be >= 0, not {plies}")
         self.game = game
         self.plies = plies
         self.start = (game.start if start is None else start, plies)
+        self.free = free
 
     def turn(self, v: tuple[Hashable, int]) -> int:
         return self.game.turn(v[0])
 
     def is_sink(self, v: tuple[Hashable, int]) -> bool:
-        return v[1] == 0 or self.game.is_sink(v[0])
+        if self.game.is_sink(v[0]):
+            return True
+        return v[1] == 0 and (self.free is None or not self.free(v[0]))
 
     def win(self, v: tuple[Hashable, int]) -> int:
         return self.game.win(v[0]) if self.game.is_sink(v[0]) else 0
@@ -58,7 +70,7 @@ class DepthBounded:
     def successors(self, v: tuple[Hashable, int]) -> Sequence[tuple[Hashable, int]]:
         if self.is_sink(v):
             return [v]
-        r = v[1] - 1
+        r = v[1] if self.free is not None and self.free(v[0]) else v[1] - 1
         return [(u, r) for u in self.game.successors(v[0])]
 
 
@@ -66,7 +78,7 @@ def bounded_order(order: Order) -> Order:
     """The ``order`` hook of a :class:`DepthBounded` graph that orders like ``order`` on the game."""
 
     def wrapped(bounded: DepthBounded, v: tuple[Hashable, int], successors: Sequence[tuple[Hashable, int]]) -> list:
-        r = v[1] - 1
-        return [(u, r) for u in order(bounded.game, v[0], [u for u, _ in successors])]
+        r = dict(successors)
+        return [(u, r[u]) for u in order(bounded.game, v[0], list(r))]
 
     return wrapped

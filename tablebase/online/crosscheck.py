@@ -163,7 +163,8 @@ class _Truth:
 def _check_tree(report: CrosscheckReport, truth: _Truth, g: int, plies: int | None, tree: WinTreeResult,
                 label: str) -> None:
     """Compare every finished (BLACK) position of one search with the table. In a search
-    cut at ``plies``, a vertex ``(v, r)`` is won iff ``d_g(v) <= r``."""
+    cut at ``plies`` (tables not counted), a vertex ``(v, r)`` won is won by the table,
+    and one not won is not won in ``r`` plies by the table."""
     black, cut = [], []
     for v, c in tree.color.items():
         if c is not Color.BLACK:
@@ -178,10 +179,10 @@ def _check_tree(report: CrosscheckReport, truth: _Truth, g: int, plies: int | No
     wins = np.array([tree.win[v] for v in black], bool)
     d = np.array([tree.d[v] if tree.win[v] else 0 for v in black], np.int64)
     expected = evals == g
-    if plies is not None:
-        expected &= depth <= np.array([v[1] for v in black], np.int64)
-    report.black_checked += len(black)
     wrong = wins != expected
+    if plies is not None:
+        wrong = (wins & ~expected) | (~wins & expected & (depth <= np.array([v[1] for v in black], np.int64)))
+    report.black_checked += len(black)
     short = wins & expected & (d < depth)
     report.black_disagreed += int(wrong.sum())
     report.depth_violations += int(short.sum())
@@ -192,13 +193,15 @@ def _check_tree(report: CrosscheckReport, truth: _Truth, g: int, plies: int | No
 
 def crosscheck(tablebase: Tablebase, material: str, samples: int = 100, seed: int = 0, order: str = "heuristic",
                max_nodes: int | None = 100_000, max_seconds: float | None = None, deepen: bool = True,
-               progress: Callable[[int, CrosscheckReport], None] | None = None) -> CrosscheckReport:
+               progress: Callable[[int, CrosscheckReport], None] | None = None,
+               close_cycles: bool = True) -> CrosscheckReport:
     """Cross-check WinTree against ``material``'s table on ``samples`` random positions.
 
     The budgets bound each search (two per position, plus the never-lose move's; each
     a :func:`~tablebase.online.search.prove`, with iterative deepening unless
-    ``deepen`` is false). A search that runs out is counted ``unfinished``; its BLACK
-    vertices are still checked, since they are final. ``progress(i, report)`` is called after each position.
+    ``deepen`` is false; closing cycles unless ``close_cycles`` is false). A search
+    that runs out is counted ``unfinished``; its BLACK vertices are still checked, since
+    they are final. ``progress(i, report)`` is called after each position.
 
     >>> from tablebase import open_tablebase
     >>> with open_tablebase("data/test-tables") as tb:
@@ -221,7 +224,8 @@ def crosscheck(tablebase: Tablebase, material: str, samples: int = 100, seed: in
         trees = {}
         for g in (1, -1):
             proof = prove(graph, g, root, order, max_nodes, max_seconds, deepen,
-                          on_tree=lambda plies, tree: _check_tree(report, truth, g, plies, tree, label))
+                          on_tree=lambda plies, tree: _check_tree(report, truth, g, plies, tree, label),
+                          close_cycles=close_cycles)
             trees[g] = proof
             report.searches += 1
             report.nodes += proof.nodes
@@ -244,7 +248,7 @@ def crosscheck(tablebase: Tablebase, material: str, samples: int = 100, seed: in
                     report.excess.append(proof.d - root_depth)
         player = graph.turn(root)
         if root_eval != -player and not graph.is_sink(root):
-            found = never_lose_move(graph, player, trees[-player].tree, order, max_nodes, max_seconds)
+            found = never_lose_move(graph, player, trees[-player].tree, order, max_nodes, max_seconds, close_cycles)
             report.nodes += found.nodes
             report.never_lose_checked += 1
             if found.vertex is None and not found.finished:

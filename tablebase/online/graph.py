@@ -58,8 +58,9 @@ CHAIN = "#"
 # Leaf values kept for reuse; past this many the memo starts again (probes are cheap).
 _LEAF_MEMO = 1 << 21
 # Expansions kept: the search asks is_sink, successors and turn of a vertex in a row, and
-# move ordering expands the children that the search opens next.
-_EXPANSION_MEMO = 1 << 14
+# move ordering expands the children that the search opens next; a search cut at r plies
+# meets a position again with another r.
+_EXPANSION_MEMO = 1 << 16
 
 
 def has_table(tablebase: Tablebase, key: str) -> bool:
@@ -201,6 +202,11 @@ class SearchGraph:
         """Whether ``v`` is a table leaf (a position of another material)."""
         return type(v) is tuple and v[0] != CHAIN
 
+    @staticmethod
+    def is_table_vertex(v: Hashable) -> bool:
+        """Whether ``v`` is a leaf or a depth chain vertex: a table's value, not a search."""
+        return type(v) is tuple
+
     def leaf_value(self, v: tuple) -> tuple[int, int]:
         """``(win, plies)`` of a leaf: its ``eval`` in real colours and its depth to mate
         (0 for draws and for a mated side to move)."""
@@ -217,10 +223,17 @@ class SearchGraph:
 
     def features(self, v: int, u: Hashable) -> tuple[int, int, int]:
         """What the move from ``v`` to a position ``u`` of the searched material leaves:
-        ``u``'s number of legal moves but en-passant captures (0: checkmate or stalemate), how far the king of its side to move is from the
-        edge (0-3) and the distance between the kings."""
+        ``u``'s number of legal moves but en-passant captures (0: checkmate or stalemate),
+        how far the king of its side to move is from the edge (0-3) and the distance
+        between the kings."""
         f = self._expand(v)[1][u]
         return f & 255, (f >> 8) & 3, (f >> 10) & 15
+
+    def packed_features(self, v: int) -> dict[Hashable, int]:
+        """Every successor of ``v`` with its :meth:`features` and :meth:`gives_check` in
+        one int (bits 0-7 replies, 8-9 edge, 10-13 kings, 16 check; leaves: the check
+        bit only), for move ordering that ranks all the moves of a position: read-only."""
+        return self._expand(v)[1]
 
     def position(self, v: int) -> tuple[int, int, int]:
         """``(stm, index, ep)`` of a searched position, in the table's orientation."""
@@ -262,22 +275,17 @@ class SearchGraph:
             memo = self._memo[v] = ([], {}, m)
             return memo
         turn = self.turn(v)
-        subs, stms, idxs, eps = out_sub[:m].tolist(), out_stm[:m].tolist(), out_idx[:m].tolist(), out_ep[:m].tolist()
-        # A check is a bit above the features' 14: one dict holds both.
-        feats = (out_features[:m] | (out_check[:m].astype(np.int64) << 16)).tolist()
-        check_of: dict[Hashable, int] = {}
+        successors: list[Hashable] = ((out_idx[:m] << 8) | (out_stm[:m] << 7) | (out_ep[:m] + 1)).tolist()
         new_leaves = []
-        for s, t, i, e, c in zip(subs, stms, idxs, eps, feats):
-            if s < 0:
-                u: Hashable = (i << 8) | (t << 7) | (e + 1)
-            else:
-                u = (self._sub_keys[s], t, i, -turn)
-                if u not in self._leaf:
-                    new_leaves.append(u)
-            # Symmetric positions reach one index by several moves: one arc is enough.
-            check_of.setdefault(u, c)
+        for k in np.flatnonzero(out_sub[:m] >= 0).tolist():
+            u = successors[k] = (self._sub_keys[out_sub[k]], int(out_stm[k]), int(out_idx[k]), -turn)
+            if u not in self._leaf:
+                new_leaves.append(u)
         if new_leaves:
             self._probe_leaves(new_leaves)
+        # A check is a bit above the features' 14: one dict holds both. Symmetric
+        # positions reach one index by several moves, with the same features: one arc.
+        check_of = dict(zip(successors, (out_features[:m] | (out_check[:m].astype(np.int64) << 16)).tolist()))
         memo = self._memo[v] = (list(check_of), check_of, flag)
         return memo
 

@@ -16,7 +16,7 @@ import chess
 
 from tablebase.endgame.pychess import board_index
 from tablebase.probe import Tablebase
-from tablebase.solve import Color, WinTreeResult, win_tree
+from tablebase.solve import Color, WinTreeResult, WinTreeSearch
 
 from .bounded import DepthBounded, bounded_order
 from .graph import SearchGraph
@@ -26,6 +26,10 @@ from .graph import SearchGraph
 #: searched for first, fastest first, then checks; at the opponent's turn its captures
 #: that escape a loss first, then checks).
 ORDERS = ("natural", "black-first", "heuristic", "heuristic+black-first")
+
+
+# Positions whose move order heuristic_order keeps; past this many it starts again.
+_ORDER_MEMO = 1 << 18
 
 
 def heuristic_order(g: int) -> Callable[[SearchGraph, Hashable, Sequence[Hashable]], list[Hashable]]:
@@ -41,26 +45,40 @@ def heuristic_order(g: int) -> Callable[[SearchGraph, Hashable, Sequence[Hashabl
     stable, so ties keep the move generator's order.
     """
 
+    # A search cut at r plies meets one position with several r: sort each once.
+    memo: dict[Hashable, list[Hashable]] = {}
+
     def order(game: SearchGraph, v: Hashable, successors: Sequence[Hashable]) -> list[Hashable]:
         if type(v) is not int:
             return list(successors)  # a leaf's depth chain: one successor
+        known = memo.get(v)
+        if known is not None:
+            return known
+        if len(memo) >= _ORDER_MEMO:
+            memo.clear()
+        memo[v] = ordered = sorted(successors, key=rank_from(game, v))
+        return ordered
+
+    def rank_from(game: SearchGraph, v: int) -> Callable[[Hashable], tuple[int, ...]]:
         mover = game.turn(v)
         mine = mover == g
+        packed = game.packed_features(v)
 
         def rank(u: Hashable) -> tuple[int, ...]:
-            if game.is_leaf(u):
+            if type(u) is not int:  # a leaf: the successors of a position are no chains
                 w, plies = game.leaf_value(u)
                 if w == mover:
                     return (0, plies)
                 return (4, 0) if mine or w == g else (0, 1000)
-            replies, edge, kings = game.features(v, u)
+            f = packed[u]
+            replies = f & 255
             if replies == 0:
-                if game.gives_check(v, u):
+                if f >> 16:
                     return (0, 0)
                 return (4, 0) if mine else (0, 1000)
-            return (1 if game.gives_check(v, u) else 2, replies, edge, kings)
+            return (1 if f >> 16 else 2, replies, (f >> 8) & 3, (f >> 10) & 15)
 
-        return sorted(successors, key=rank)
+        return rank
 
     return order
 
@@ -71,12 +89,18 @@ def _orders(order: str, g: int) -> tuple[bool, Callable | None]:
     return order in ("black-first", "heuristic+black-first"), heuristic_order(g) if order.startswith("heuristic") else None
 
 
-def run_win_tree(graph: SearchGraph, g: int, root: Hashable | None = None, order: str = "heuristic",
-                 max_nodes: int | None = None, max_seconds: float | None = None) -> WinTreeResult:
-    """:func:`~tablebase.solve.win_tree` on ``graph`` with one of :data:`ORDERS`."""
+def _search(graph: SearchGraph, g: int, order: str, close_cycles: bool) -> WinTreeSearch:
     black_first, hook = _orders(order, g)
-    return win_tree(graph, g, root=graph.start if root is None else root, black_first=black_first, order=hook,
-                    max_nodes=max_nodes, max_seconds=max_seconds)
+    return WinTreeSearch(graph, g, black_first, hook, close_cycles)
+
+
+def run_win_tree(graph: SearchGraph, g: int, root: Hashable | None = None, order: str = "heuristic",
+                 max_nodes: int | None = None, max_seconds: float | None = None,
+                 close_cycles: bool = True) -> WinTreeResult:
+    """:func:`~tablebase.solve.win_tree` on ``graph`` with one of :data:`ORDERS`, closing
+    cycles unless ``close_cycles`` is false (then it is the paper's search exactly)."""
+    search = _search(graph, g, order, close_cycles)
+    return search.search(graph.start if root is None else root, max_nodes, max_seconds)
 
 
 @dataclass
@@ -102,21 +126,31 @@ class Proof:
         return self.win is not None
 
 
-#: ``on_tree(plies, result)``: called with each search :func:`prove` runs (``plies`` None
-#: for the plain search, else its depth bound), for callers that inspect every result.
+#: ``on_tree(plies, result)``: called with the result of each search :func:`prove` runs
+#: once it stops (``plies`` None for the plain search, else the last depth bound the
+#: deepening tried), for callers that inspect every result.
 OnTree = Callable[[int | None, WinTreeResult], None]
 
 
 def prove(graph: SearchGraph, g: int, root: Hashable | None = None, order: str = "heuristic",
           max_nodes: int | None = None, max_seconds: float | None = None, deepen: bool = True,
-          on_tree: OnTree | None = None) -> Proof:
-    """Does ``g`` win from ``root``? Plain WinTree first, then (``deepen``) iterative deepening.
+          on_tree: OnTree | None = None, close_cycles: bool = True) -> Proof:
+    """Does ``g`` win from ``root``? Plain WinTree and (``deepen``) iterative deepening, in turns.
 
-    The plain search (with half the node budget when deepening) settles the positions g
-    does not win quickly, a cycle back to the root being a proof (Thm 3.4). If it does not
-    finish, WinTree runs on the game cut at 1, 2, 3, ... plies
-    (:class:`~tablebase.online.bounded.DepthBounded`) with what is left of the budgets,
-    until one proves the win. ``max_seconds`` bounds the whole.
+    The plain search settles the positions g does not win, a cycle back to the root
+    being a proof (Thm 3.4); ``close_cycles`` (see :func:`~tablebase.solve.win_tree`)
+    keeps it from searching a cycle's positions again and again. It proves long wins
+    that convert into a table too, but may wander for long before it proves a mate
+    inside the material: that is what WinTree on the game cut at ``r`` plies
+    (:class:`~tablebase.online.bounded.DepthBounded`, table leaves and their chains not
+    counted) proves, for r = 1, 3, 5, ... when g moves at the root, else 2, 4, 6, ... (a
+    mate by g leaves the opponent to move, so mates have that parity), until one proves
+    the win. The two take turns with budgets
+    that double from turn to turn (twice as many nodes to the deepening, which finds
+    the longest proofs), so neither starves the other; each keeps its final
+    results from turn to turn, and each depth reuses those of the shallower ones (a
+    position with ``r`` plies left means the same in each). ``max_nodes`` and
+    ``max_seconds`` bound the whole.
 
     >>> import chess
     >>> from tablebase import open_tablebase
@@ -129,46 +163,60 @@ def prove(graph: SearchGraph, g: int, root: Hashable | None = None, order: str =
     root = graph.start if root is None else root
     t0 = time.perf_counter()
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
-    # Plain WinTree proves long wins that convert into a table (a pawn's promotion) and
-    # refutes quickly; deepening proves the mates inside the material: each gets half.
-    first = max_nodes // 2 if deepen and max_nodes is not None else max_nodes
-    tree = run_win_tree(graph, g, root, order, first, max_seconds)
-    if on_tree is not None:
-        on_tree(None, tree)
-    nodes = tree.nodes
+    black_first, hook = _orders(order, g)
+    plain = WinTreeSearch(graph, g, black_first, hook, close_cycles)
+    bounded = DepthBounded(graph, 0, root, free=graph.is_table_vertex)
+    cut = WinTreeSearch(bounded, g, black_first, None if hook is None else bounded_order(hook))
+    plies = 1 if graph.turn(root) == g else 2
+    nodes = 0
+    tree = cut_tree = None
 
-    def done(win: bool | None, d: int | None, plies: int | None, move: Hashable | None = None) -> Proof:
-        return Proof(g, win, d, plies, nodes, time.perf_counter() - t0, tree, move)
+    def left(share: int | None) -> tuple[int | None, float | None, bool]:
+        """The budgets of the next search, and whether any is left."""
+        spend = max_nodes if max_nodes is None else max_nodes - nodes
+        if share is not None:
+            spend = share if spend is None else min(spend, share)
+        seconds = None if deadline is None else deadline - time.monotonic()
+        return spend, seconds, (spend is None or spend > 0) and (seconds is None or seconds > 0)
+
+    def done(win: bool | None, d: int | None, move: Hashable | None = None, deepened: bool = False) -> Proof:
+        if on_tree is not None:
+            on_tree(None, tree)
+            if cut_tree is not None:
+                on_tree(plies, cut_tree)
+        return Proof(g, win, d, plies if deepened else None, nodes, time.perf_counter() - t0, tree, move)
 
     def first_move(result: WinTreeResult, successors: list) -> Hashable | None:
         won = [(result.d[u], k) for k, u in enumerate(successors) if result.color[u] is Color.BLACK and result.win[u]]
         return None if not won or graph.turn(root) != g else graph.successors(root)[min(won)[1]]
 
-    if tree.finished:
-        move = first_move(tree, list(graph.successors(root))) if tree.root_win else None
-        return done(tree.root_win, int(tree.d[root]) if tree.root_win else None, None, move)
-    if not deepen:
-        return done(None, None, None)
-    black_first, hook = _orders(order, g)
-    plies = 0
+    share = 1024 if deepen else None
     while True:
-        plies += 1
-        left_nodes = None if max_nodes is None else max_nodes - nodes
-        left_seconds = None if deadline is None else deadline - time.monotonic()
-        if (left_nodes is not None and left_nodes <= 0) or (left_seconds is not None and left_seconds <= 0):
-            return done(None, None, None)
-        bounded = DepthBounded(graph, plies, root)
-        cut = win_tree(bounded, g, root=bounded.start, black_first=black_first,
-                       order=None if hook is None else bounded_order(hook), max_nodes=left_nodes,
-                       max_seconds=left_seconds)
-        nodes += cut.nodes
-        if on_tree is not None:
-            on_tree(plies, cut)
-        if not cut.finished:
-            return done(None, None, None)
-        if cut.root_win:
-            move = first_move(cut, [(u, plies - 1) for u in graph.successors(root)])
-            return done(True, int(cut.d[bounded.start]), plies, move)
+        spend, seconds, any_left = left(share)
+        if not any_left and tree is not None:
+            return done(None, None)
+        tree = plain.search(root, spend, seconds)
+        nodes += tree.nodes
+        if tree.finished:
+            move = first_move(tree, list(graph.successors(root))) if tree.root_win else None
+            return done(tree.root_win, int(tree.d[root]) if tree.root_win else None, move)
+        if not deepen:
+            return done(None, None)
+        turn_nodes = 0
+        while True:
+            spend, seconds, any_left = left(2 * share - turn_nodes)
+            if not any_left:
+                break
+            cut_tree = cut.search((root, plies), spend, seconds)
+            nodes += cut_tree.nodes
+            turn_nodes += cut_tree.nodes
+            if not cut_tree.finished:
+                break
+            if cut_tree.root_win:
+                move = first_move(cut_tree, [(u, plies - 1) for u in graph.successors(root)])
+                return done(True, int(cut_tree.d[cut_tree.root]), move, deepened=True)
+            plies += 2
+        share *= 2
 
 
 @dataclass
@@ -183,7 +231,8 @@ class NeverLoseMove:
 
 
 def never_lose_move(graph: SearchGraph, player: int, opponent_tree: WinTreeResult, order: str = "heuristic",
-                    max_nodes: int | None = None, max_seconds: float | None = None) -> NeverLoseMove:
+                    max_nodes: int | None = None, max_seconds: float | None = None,
+                    close_cycles: bool = True) -> NeverLoseMove:
     """A move for ``player`` (to move at the root) after which the opponent does not win (Thm 4.8).
 
     ``opponent_tree`` is the opponent's WinTree search from the root. Where it proved
@@ -214,6 +263,7 @@ def never_lose_move(graph: SearchGraph, player: int, opponent_tree: WinTreeResul
         if opponent_tree.color[u] is Color.BLACK and opponent_tree.win[u] is False:
             return NeverLoseMove(u, True, 0)
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    search = _search(graph, -player, order, close_cycles)  # one search: later moves reuse what earlier ones settled
     nodes = 0
     for u in successors:
         if opponent_tree.color[u] is Color.BLACK:
@@ -222,7 +272,7 @@ def never_lose_move(graph: SearchGraph, player: int, opponent_tree: WinTreeResul
         left_seconds = None if deadline is None else deadline - time.monotonic()
         if (left_nodes is not None and left_nodes <= 0) or (left_seconds is not None and left_seconds <= 0):
             return NeverLoseMove(None, False, nodes)
-        tree = run_win_tree(graph, -player, u, order, left_nodes, left_seconds)
+        tree = search.search(u, left_nodes, left_seconds)
         nodes += tree.nodes
         if tree.root_win is False:
             return NeverLoseMove(u, True, nodes)
@@ -250,7 +300,7 @@ class Solution:
 
 
 def solve(tablebase: Tablebase, board: chess.Board, order: str = "heuristic", max_nodes: int | None = 1_000_000,
-          max_seconds: float | None = None, deepen: bool = True) -> Solution:
+          max_seconds: float | None = None, deepen: bool = True, close_cycles: bool = True) -> Solution:
     """Run WinTree for both players from ``board`` (see :func:`prove`), with the tables
     answering every capture and promotion, and find a never-lose move of the side to move.
 
@@ -268,14 +318,15 @@ def solve(tablebase: Tablebase, board: chess.Board, order: str = "heuristic", ma
     graph = SearchGraph.from_board(tablebase, board)
     root = graph.start
     player = graph.turn(root)
-    sides = [prove(graph, g, root, order, max_nodes, max_seconds, deepen) for g in (player, -player)]
+    sides = [prove(graph, g, root, order, max_nodes, max_seconds, deepen, close_cycles=close_cycles)
+             for g in (player, -player)]
     winning = None if sides[0].move is None else move_to(graph, board, sides[0].move)
     if sides[1].win:
         found = NeverLoseMove(None, True, 0)
     elif sides[0].move is not None:
         found = NeverLoseMove(sides[0].move, True, 0)
     else:
-        found = never_lose_move(graph, player, sides[1].tree, order, max_nodes, max_seconds)
+        found = never_lose_move(graph, player, sides[1].tree, order, max_nodes, max_seconds, close_cycles)
     move = None if found.vertex is None else move_to(graph, board, found.vertex)
     return Solution(board, graph.key, sides, move, found.finished, found.nodes, winning)
 

@@ -19,6 +19,7 @@ from tablebase.solve.wintree import (
     NeverLoseStrategy,
     VertexMap,
     WinTreeResult,
+    WinTreeSearch,
     never_lose_strategy,
     win_tree,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "Solution",
     "VertexMap",
     "WinTreeResult",
+    "WinTreeSearch",
     "never_lose_strategy",
     "reference_solution",
     "retrograde",

@@ -41,6 +41,26 @@ what makes reusing BLACK vertices (and sharing them between searches) sound
 BLACK False, and ``root_win`` is exact whenever the search finishes (Thms 3.1, 3.4).
 The cost of recomputing NIL vertices can be exponential; the result is exact.
 
+Closing cycles (``close_cycles=True``, not in the paper). Invariant 3 is all the paper
+keeps of a NIL vertex, so a cyclic game is searched again and again. Like Tarjan's
+strongly connected components, each NIL vertex also records ``low``, the shallowest path
+depth of the GRAY vertices its status rested on (directly or through NIL children), and
+stays *pending*:
+
+- a vertex v at depth j that ends NIL with ``low >= j`` rested on nothing above it: its
+  search is the one a search rooted at v would run, so by invariant 3 with an empty
+  path it is not won: BLACK False, as the root is. So are the vertices pending under v
+  (those whose NIL reached v through NIL parents: a vertex that ends True or False
+  discards the pending vertices under it). Each of them is NIL given only BLACK False
+  vertices and members of this set (every successor at g's turn, one at the
+  opponent's); a win needs a finite forcing tree, and none can stay inside such a set;
+- a pending vertex met again counts as NIL, with the depth of the deepest path vertex
+  it is pending under as its ``low``: it is finalized or discarded with that vertex or
+  one above, and so is whatever rests on it;
+- one NIL successor is enough to end the opponent's vertex as NIL (invariant 3 needs no
+  more), instead of looking on for a False one; so the opponent first looks at the
+  successors that need no search (GRAY, pending or BLACK), then descends.
+
 The search uses an explicit stack, so depth is limited by memory, not by Python's
 recursion limit. When ``max_nodes`` or ``max_seconds`` runs out, the vertices still on
 the path go back to WHITE; every BLACK vertex is final either way.
@@ -48,6 +68,7 @@ the path go back to WHITE; every BLACK vertex is final either way.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -111,7 +132,7 @@ class WinTreeResult:
 class _Frame:
     """A GRAY vertex on the DFS stack and what its examined successors said so far."""
 
-    __slots__ = ("v", "successors", "next", "mine", "decided", "nil", "best")
+    __slots__ = ("v", "successors", "next", "mine", "decided", "nil", "best", "low", "mark")
 
     def __init__(self, v: Hashable, successors: Sequence[Hashable], mine: bool) -> None:
         self.v = v
@@ -123,10 +144,15 @@ class _Frame:
         self.nil = False
         # g to move: smallest d of a winning child; opponent: largest d of the children.
         self.best = INF if mine else 0
+        # The shallowest GRAY depth a NIL status rests on, and where this vertex's
+        # NIL descendants start in the pending list (close_cycles).
+        self.low = INF
+        self.mark = 0
 
-    def absorb(self, status: bool | None, d: int) -> None:
+    def absorb(self, status: bool | None, d: int, low: int = INF) -> None:
         if status is None:
             self.nil = True
+            self.low = min(self.low, low)
         elif self.mine:
             if status:
                 self.decided = True
@@ -144,16 +170,27 @@ class _Frame:
         return not self.mine
 
 
-class _Search:
-    """WinTree state for player g; BLACK results stay valid across :meth:`run` calls."""
+class WinTreeSearch:
+    """WinTree for player ``g`` on ``game``, run from one root after another:
+    BLACK results are final, so every :meth:`search` reuses those of the earlier ones.
 
-    def __init__(self, game: GameGraph, g: int, black_first: bool, order: Order | None) -> None:
+    The options are :func:`win_tree`'s.
+
+    >>> from tablebase.game import SubtractionGame
+    >>> search = WinTreeSearch(SubtractionGame(8), g=1)
+    >>> [search.search((n, 1)).root_win for n in (4, 5, 8)]
+    [False, True, True]
+    """
+
+    def __init__(self, game: GameGraph, g: int, black_first: bool = False, order: Order | None = None,
+                 close_cycles: bool = False) -> None:
         if g not in (1, -1):
             raise ValueError(f"g must be +1 or -1, got {g!r}")
         self.game = game
         self.g = g
         self.black_first = black_first
         self.order = order
+        self.close_cycles = close_cycles
         self.explicit = isinstance(game, ExplicitGame)
         if self.explicit:
             n = game.num_vertices
@@ -214,19 +251,47 @@ class _Search:
         if self._spent(max_nodes, deadline) or (deadline is not None and time.monotonic() >= deadline):
             return False
         budget = max_nodes is not None or deadline is not None
+        close = self.close_cycles
+        depth_of: dict[Hashable, int] = {}  # GRAY vertex -> its depth on the path
+        pending: list[Hashable] = []  # NIL vertices that a cycle's closing may finalize
+        pending_low: dict[Hashable, tuple[int, int]] = {}  # -> (place in pending, low)
         frame = self._open(root)
         stack = [] if frame is None else [frame]
+        marks = [0] * len(stack)  # the stack's marks, for bisect
+        depth_of[root] = 0
+
+        def settle(mark: int, final: bool) -> None:
+            for u in pending[mark:]:
+                del pending_low[u]
+                if final:
+                    color[u], win[u], d[u] = Color.BLACK, False, INF
+            del pending[mark:]
+
         while stack:
             frame = stack[-1]
             child = None
-            while not frame.decided and frame.next < len(frame.successors):
+            nil_stops = close and not frame.mine
+            if nil_stops and frame.next == 0:
+                known = [u for u in frame.successors if color[u] is not None and color[u] is not Color.WHITE
+                         or u in pending_low]
+                if known:
+                    first = set(known)
+                    frame.successors = known + [u for u in frame.successors if u not in first]
+            while not frame.decided and not (nil_stops and frame.nil) and frame.next < len(frame.successors):
                 u = frame.successors[frame.next]
                 frame.next += 1
                 c = color[u]
                 if c is Color.GRAY:
                     frame.nil = True
+                    if close:
+                        frame.low = min(frame.low, depth_of[u])
                 elif c is Color.BLACK:
                     frame.absorb(win[u], d[u])
+                elif close and u in pending_low:
+                    place, low = pending_low[u]
+                    under = bisect.bisect_right(marks, place) - 1
+                    frame.nil = True
+                    frame.low = min(frame.low, low, under)
                 else:
                     if budget and self._spent(max_nodes, deadline):
                         for open_frame in stack:
@@ -237,22 +302,47 @@ class _Search:
                         break
                     frame.absorb(win[u], d[u])
             if child is not None:
+                if close:
+                    child.mark = len(pending)
+                    depth_of[child.v] = len(stack)
+                    marks.append(child.mark)
                 stack.append(child)
                 continue
             stack.pop()
             v = frame.v
             status = frame.status()
-            if status is None and not stack:
-                status = False  # invariant 3 with an empty path: the root is not won
-            if status is None:
+            if status is None and (not stack or (close and frame.low >= len(stack))):
+                # Invariant 3 with an empty path: the root (or a closed cycle's top) is not won.
+                status = False
+                settle(frame.mark, True)
+            elif status is None:
                 color[v] = Color.WHITE
+                if close:
+                    pending_low[v] = (len(pending), frame.low)
+                    pending.append(v)
             else:
+                settle(frame.mark, False)
+            if close:
+                del depth_of[v]
+                marks.pop()
+            if status is not None:
                 color[v] = Color.BLACK
                 win[v] = status
                 d[v] = 1 + frame.best if status else INF
             if stack:
-                stack[-1].absorb(status, d[v])
+                stack[-1].absorb(status, d[v], frame.low)
         return True
+
+    def search(self, root: Hashable, max_nodes: int | None = None, max_seconds: float | None = None) -> WinTreeResult:
+        """WinTree from ``root`` with budgets for this search alone (see :func:`win_tree`);
+        the result's ``nodes`` counts this search's expansions."""
+        root = self.vertex(root)
+        before = self.nodes
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        finished = self.run(root, None if max_nodes is None else before + max_nodes, deadline)
+        result = self.result(root, finished)
+        result.nodes -= before
+        return result
 
     def result(self, root: Hashable, finished: bool) -> WinTreeResult:
         return WinTreeResult(self.g, root, self.win, self.d, self.color, self.nodes, finished)
@@ -266,6 +356,7 @@ def win_tree(
     order: Order | None = None,
     max_nodes: int | None = None,
     max_seconds: float | None = None,
+    close_cycles: bool = False,
 ) -> WinTreeResult:
     """Romano's WinTreeRecursion: does player ``g`` win from ``root`` (default: the start)?
 
@@ -277,6 +368,8 @@ def win_tree(
     winning move found is the one kept). ``max_nodes`` caps the number of vertex
     expansions and ``max_seconds`` the wall-clock time (checked every 256 expansions);
     when either runs out the result has ``finished = False`` and ``root_win = None``.
+    ``close_cycles`` finalizes the NIL vertices of a cycle once its top is settled (see
+    the module docstring): the same results, far fewer expansions on cyclic games.
 
     >>> from tablebase.game import SubtractionGame
     >>> from tablebase.solve import win_tree
@@ -284,11 +377,8 @@ def win_tree(
     >>> result.root_win, result.d[(8, 1)], result.finished
     (True, 5, True)
     """
-    search = _Search(game, g, black_first, order)
-    root = search.vertex(game.start if root is None else root)
-    deadline = None if max_seconds is None else time.monotonic() + max_seconds
-    finished = search.run(root, max_nodes, deadline)
-    return search.result(root, finished)
+    search = WinTreeSearch(game, g, black_first, order, close_cycles)
+    return search.search(game.start if root is None else root, max_nodes, max_seconds)
 
 
 class NeverLoseStrategy:
@@ -300,7 +390,7 @@ class NeverLoseStrategy:
     """
 
     def __init__(
-        self, game: GameGraph, player: int, root: Hashable, search: _Search, tree: WinTreeResult
+        self, game: GameGraph, player: int, root: Hashable, search: WinTreeSearch, tree: WinTreeResult
     ) -> None:
         self.game = game
         self.player = player
@@ -353,7 +443,7 @@ def never_lose_strategy(game: GameGraph, player: int, root: Hashable | None = No
     """
     if player not in (1, -1):
         raise ValueError(f"player must be +1 or -1, got {player!r}")
-    search = _Search(game, -player, black_first=True, order=None)
+    search = WinTreeSearch(game, -player, black_first=True)
     root = search.vertex(game.start if root is None else root)
     search.run(root)
     tree = search.result(root, finished=True)
