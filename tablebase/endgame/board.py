@@ -56,7 +56,7 @@ KNIGHT_MASK = np.array([_mask(t for t in KNIGHT_TARGETS[s] if t >= 0) for s in r
 #: BETWEEN[a, b]: squares strictly between a and b when they share a line, else 0.
 #: LINE_KIND[a, b]: 1 if a and b share a rank or file, 2 if a diagonal, 0 otherwise.
 BETWEEN = np.zeros((64, 64), dtype=np.uint64)
-LINE_KIND = np.zeros((64, 64), dtype=np.int64)
+LINE_KIND = np.zeros((64, 64), dtype=np.int8)
 for _a in range(64):
     for _d in range(8):
         _seen = []

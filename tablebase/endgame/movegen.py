@@ -11,8 +11,12 @@ material's :class:`ExitMap`.
 Speed comes from doing per position what the old per-move tests did: legality from
 masks (squares the opponent attacks, checkers, pinned pieces) computed once; target
 indices by arithmetic on the index of the position (see ``encode_after_move``) rather
-than by encoding; and, over a range, :func:`walk_to` steps from one index's placement to
-the next instead of decoding each (decoding every index stays as its slow twin).
+than by encoding, king moves included (a table gives the new king pair and its symmetry);
+and, over a range, :func:`walk_to` steps from one index's placement to the next instead
+of decoding each (decoding every index stays as its slow twin). The loop over a range
+is one compiled function, its helpers inlined and without reference counting: numba
+passes each array argument of a call as seven words, which cost more than the work of
+a position (inlining costs compile time instead, once with the cache: some 30 s more).
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from .board import BETWEEN, DIAGONAL_FLIP, KING_MASK, KNIGHT_MASK, LINE_KIND, ON_DIAGONAL, PAWN_ATTACK_MASK, RAYS
-from .index import (D_COLOUR, D_GROUP, D_N, D_PAWNFUL, D_R, D_SLOT_GROUP, D_TYPE, DESC_LEN, decode, encode,
-                    encode_after_move, is_valid, king_move_kk, leaf, make_descriptor, next_placement, rank_rest)
+from .index import (D_COLOUR, D_GROUP, D_N, D_PAWNFUL, D_R, D_SLOT_GROUP, D_TYPE, DESC_LEN, KING_PAIR, decode,
+                    encode, encode_after_move, index_of, is_valid, leaf, make_descriptor, next_placement, rank_rest,
+                    rest_under)
 from .material import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Material, material_of_counts, PIECE_ORDER
 
 SQ_BIT = np.array([1 << s for s in range(64)], dtype=np.uint64)
@@ -116,7 +121,7 @@ def _aligned_attack(ptype, s, target, occ):
     return (BETWEEN[s, target] & occ) == 0
 
 
-@leaf
+@njit(cache=True, inline="always")
 def attacked(desc, sq, occ, target, by_colour, skip):
     """Whether a piece of ``by_colour`` (other than slot ``skip``) attacks ``target``."""
     for i in range(desc[D_N]):
@@ -163,7 +168,7 @@ def in_check(desc, sq, stm, occ):
     return attacked(desc, sq, occ, sq[stm], 1 - stm, -1)
 
 
-@leaf
+@njit(cache=True, inline="always")
 def _exit(desc, sq, stm, cap, pslot, promo, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq):
     """Sub-table id, side to move there and index of ``sq`` (already moved) after the piece
     in slot ``cap`` was captured (-1: none) and the pawn in ``pslot`` promoted to ``promo``."""
@@ -172,14 +177,7 @@ def _exit(desc, sq, stm, cap, pslot, promo, exit_id, exit_flip, exit_perm, subde
     for j in range(desc[D_N]):
         if j != cap:
             sub_sq[exit_perm[cap + 1, pslot + 1, promo, j]] = (sq[j] ^ 56) if flip else sq[j]
-    sd = subdesc[sid]
-    if not flip and sd[D_PAWNFUL] == desc[D_PAWNFUL]:
-        # Same kind of symmetry and kings where they stood (or moved within the canonical
-        # region): the placement is canonical in the sub-table too.
-        kk = king_move_kk(sd[D_PAWNFUL], sub_sq[0], sub_sq[1])
-        if kk >= 0:
-            return sid, 1 - stm, kk * sd[D_R] + rank_rest(sd, sub_sq)
-    return sid, (1 - stm) ^ flip, encode(sd, sub_sq, tmp)
+    return sid, (1 - stm) ^ flip, index_of(subdesc[sid], sub_sq, tmp)
 
 
 # RAY_MASK[s, d]: every square from s in direction d (board.RAY_STEPS order); along
@@ -214,7 +212,7 @@ def _ray(s, d, occ):
     return ray ^ RAY_MASK[b, d]
 
 
-@leaf
+@njit(cache=True, inline="always")
 def _piece_targets(t, s, occ):
     """Squares a non-pawn piece of type ``t`` on ``s`` attacks (through empty squares)."""
     if t == KING:
@@ -234,20 +232,25 @@ def _lsb(b):
     return np.int64(trailing_zeros(b))
 
 
-@leaf
-def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-               out_sub, out_stm, out_idx, out_ep):
-    """Every legal move of the side to move, as (sub-table id or -1, side to move, index)
-    written to the ``out_*`` arrays (room for MAX_MOVES each); returns how many.
-    ``board``/``occ`` describe ``sq``, the decoded placement of index ``x`` (-1 if ``sq``
-    was not decoded).
+@njit(cache=True, inline="always")
+def _put(out_sub, out_stm, out_idx, k, sub, side, idx, out_ep, k0, ep, want_ep):
+    """Write move ``k``; return ``k + 1``. Unsigned indices: numba then compiles no
+    wraparound of negative ones, which the quiet-move loops would pay on every store."""
+    u = np.uint64(k)
+    out_sub[u] = sub
+    out_stm[u] = side
+    out_idx[u] = idx
+    if want_ep:
+        out_ep[np.uint64(k - k0)] = ep
+    return k + 1
 
-    ``out_ep`` is the slot of the pawn for a double step after which the opponent can
-    capture en passant (the successor is then that index *with* an en-passant square,
-    see :func:`ep_exits`), -2 for a king move that stays in the table, else -1. Moves
-    that stay in the table reach distinct indices, except that a king move may reach the
-    index of another move (symmetric positions), and any two may when both kings stand on
-    the long diagonal of a pawnless table."""
+
+@njit(cache=True, inline="always")
+def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                     out_sub, out_stm, out_idx, k, out_ep, want_ep):
+    """:func:`successors` writing from position ``k`` of ``out_sub``/``out_stm``/``out_idx``
+    (``out_ep`` from 0, only if ``want_ep``); returns the new ``k``. Inlined into the loops
+    over indices: a call passes each array as seven words."""
     n = desc[D_N]
     them = 1 - stm
     king = sq[stm]
@@ -300,7 +303,8 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
     pawnful = desc[D_PAWNFUL]
     decoded = x >= 0
     r_size = desc[D_R]
-    rest = x % r_size if decoded else 0
+    # The rest of x without a division: decoded kings stand canonically.
+    rest = x - (KING_PAIR[pawnful, sq[0] * 64 + sq[1]] >> 4) * r_size if decoded else 0
     # Both kings on the long diagonal (pawnless): the index takes the smaller rest of the
     # placement and of its mirror image across that diagonal; both change by arithmetic.
     diag = not pawnful and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]
@@ -309,7 +313,7 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
         for j in range(2, n):
             tmp[j] = DIAGONAL_FLIP[sq[j]]
         mirror_rest = rank_rest(desc, tmp)
-    k = 0
+    k0 = k
     for i in range(n):
         if desc[D_COLOUR + i] != stm:
             continue
@@ -325,41 +329,35 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
             fwd = 8 if stm == 0 else -8
             to = frm + fwd
             last = (to >> 3) == (7 if stm == 0 else 0)
+            # Captures and promotions leave the table: one loop over them (one _exit
+            # inlined), the push that promotes being the move with nothing captured.
+            exits = PAWN_ATTACK_MASK[stm, frm] & occ & ~own & allowed
             if board[to] < 0:
                 if SQ_BIT[to] & allowed:
-                    sq[i] = to
                     if last:
-                        for promo in range(1, 5):
-                            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, -1, i, promo, exit_id, exit_flip,
-                                                                       exit_perm, subdesc, tmp, sub_sq)
-                            out_ep[k] = -1
-                            k += 1
+                        exits |= SQ_BIT[to]
                     else:
-                        out_sub[k] = -1
-                        out_stm[k] = them
-                        out_idx[k] = x + (to - frm) * step if step else encode_after_move(desc, sq, x, i, frm, tmp)
-                        out_ep[k] = -1
-                        k += 1
-                    sq[i] = frm
+                        sq[i] = to
+                        to_idx = x + (to - frm) * step if step else encode_after_move(desc, sq, x, i, frm, tmp)
+                        k = _put(out_sub, out_stm, out_idx, k, -1, them, to_idx, out_ep, k0, -1, want_ep)
+                        sq[i] = frm
                 to2 = to + fwd
                 if (frm >> 3) == (1 if stm == 0 else 6) and board[to2] < 0 and SQ_BIT[to2] & allowed:
                     sq[i] = to2
-                    out_sub[k] = -1
-                    out_stm[k] = them
-                    out_idx[k] = x + (to2 - frm) * step if step else encode_after_move(desc, sq, x, i, frm, tmp)
-                    out_ep[k] = i if ep_capture_legal(desc, sq, them, (occ ^ SQ_BIT[frm]) | SQ_BIT[to2], i) else -1
+                    to_idx = x + (to2 - frm) * step if step else encode_after_move(desc, sq, x, i, frm, tmp)
+                    ep = -1
+                    if want_ep and ep_capture_legal(desc, sq, them, (occ ^ SQ_BIT[frm]) | SQ_BIT[to2], i):
+                        ep = i
+                    k = _put(out_sub, out_stm, out_idx, k, -1, them, to_idx, out_ep, k0, ep, want_ep)
                     sq[i] = frm
-                    k += 1
-            caps = PAWN_ATTACK_MASK[stm, frm] & occ & ~own & allowed
-            while caps:
-                to = _lsb(caps)
-                caps &= caps - np.uint64(1)
+            while exits:
+                to = _lsb(exits)
+                exits &= exits - np.uint64(1)
                 sq[i] = to
                 for promo in range(1 if last else 0, 5 if last else 1):
-                    out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, board[to], i if promo > 0 else -1, promo,
-                                                               exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq)
-                    out_ep[k] = -1
-                    k += 1
+                    e_sub, e_stm, e_idx = _exit(desc, sq, stm, board[to], i if promo > 0 else -1, promo,
+                                                exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq)
+                    k = _put(out_sub, out_stm, out_idx, k, e_sub, e_stm, e_idx, out_ep, k0, -1, want_ep)
                 sq[i] = frm
             continue
         if t == KING:
@@ -373,54 +371,77 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
             to = _lsb(caps)
             caps &= caps - np.uint64(1)
             sq[i] = to
-            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, board[to], -1, 0, exit_id, exit_flip, exit_perm,
-                                                       subdesc, tmp, sub_sq)
-            out_ep[k] = -1
+            e_sub, e_stm, e_idx = _exit(desc, sq, stm, board[to], -1, 0, exit_id, exit_flip, exit_perm, subdesc, tmp,
+                                        sub_sq)
+            k = _put(out_sub, out_stm, out_idx, k, e_sub, e_stm, e_idx, out_ep, k0, -1, want_ep)
             sq[i] = frm
-            k += 1
         # Quiet moves, one tight loop per case.
         quiet = targets & ~occ
         if i < 2:
+            # A king move keeps the other pieces, so its index is the new king pair's
+            # (table lookups) and the rest under that pair's symmetry, which a few
+            # symmetries cover: each is computed once, in tmp[8 + symmetry]
+            # (``have``: which are).
+            have = 0
+            if decoded:
+                tmp[8] = rest
+                have = 1
+            other = sq[1 - i]
             while quiet:
                 to = _lsb(quiet)
                 quiet &= quiet - np.uint64(1)
-                kk = king_move_kk(pawnful, to if i == 0 else sq[0], to if i == 1 else sq[1]) if decoded else -1
-                if kk >= 0:
-                    out_idx[k] = kk * r_size + rest
-                else:
-                    sq[i] = to
-                    out_idx[k] = encode(desc, sq, tmp)
-                    sq[i] = frm
-                out_sub[k] = -1
-                out_stm[k] = them
-                out_ep[k] = -2
-                k += 1
+                pair = KING_PAIR[pawnful, to * 64 + other if i == 0 else other * 64 + to]
+                t = pair & 15
+                s = t & 7
+                if not (have >> s) & 1:
+                    tmp[8 + s] = rest_under(desc, sq, s, tmp)
+                    have |= 1 << s
+                r = tmp[8 + s]
+                if t & 8:
+                    s ^= 4
+                    if not (have >> s) & 1:
+                        tmp[8 + s] = rest_under(desc, sq, s, tmp)
+                        have |= 1 << s
+                    r = min(r, tmp[8 + s])
+                k = _put(out_sub, out_stm, out_idx, k, -1, them, (pair >> 4) * r_size + r,
+                         out_ep, k0, -2, want_ep)
         elif step and not diag:
             base = x - frm * step
             while quiet:
                 to = _lsb(quiet)
                 quiet &= quiet - np.uint64(1)
-                out_sub[k] = -1
-                out_stm[k] = them
-                out_idx[k] = base + to * step
-                out_ep[k] = -1
-                k += 1
+                k = _put(out_sub, out_stm, out_idx, k, -1, them, base + to * step, out_ep, k0, -1, want_ep)
         else:
             while quiet:
                 to = _lsb(quiet)
                 quiet &= quiet - np.uint64(1)
                 if step:
-                    out_idx[k] = x - rest + min(rest + (to - frm) * step,
-                                                mirror_rest + (DIAGONAL_FLIP[to] - DIAGONAL_FLIP[frm]) * step)
+                    to_idx = x - rest + min(rest + (to - frm) * step,
+                                            mirror_rest + (DIAGONAL_FLIP[to] - DIAGONAL_FLIP[frm]) * step)
                 else:
                     sq[i] = to
-                    out_idx[k] = encode_after_move(desc, sq, x, i, frm, tmp)
+                    to_idx = encode_after_move(desc, sq, x, i, frm, tmp)
                     sq[i] = frm
-                out_sub[k] = -1
-                out_stm[k] = them
-                out_ep[k] = -1
-                k += 1
+                k = _put(out_sub, out_stm, out_idx, k, -1, them, to_idx, out_ep, k0, -1, want_ep)
     return k
+
+
+@leaf
+def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+               out_sub, out_stm, out_idx, out_ep):
+    """Every legal move of the side to move, as (sub-table id or -1, side to move, index)
+    written to the ``out_*`` arrays (room for MAX_MOVES each); returns how many.
+    ``board``/``occ`` describe ``sq``, the decoded placement of index ``x`` (-1 if ``sq``
+    was not decoded); ``tmp`` and ``sub_sq`` are scratch space of 16 int64.
+
+    ``out_ep`` is the slot of the pawn for a double step after which the opponent can
+    capture en passant (the successor is then that index *with* an en-passant square,
+    see :func:`ep_exits`), -2 for a king move that stays in the table, else -1. Moves
+    that stay in the table reach distinct indices, except that a king move may reach the
+    index of another move (symmetric positions), and any two may when both kings stand on
+    the long diagonal of a pawnless table."""
+    return _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                            out_sub, out_stm, out_idx, 0, out_ep, True)
 
 
 @leaf
@@ -506,12 +527,18 @@ def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
     n = desc[D_N]
     mover = 1 - stm
     king = sq[stm]
+    # As in successors: a lone piece of its group changes the index by arithmetic, but
+    # for both kings on the long diagonal (pawnless), where encode_after_move re-encodes.
+    arithmetic = x >= 0 and (desc[D_PAWNFUL] or not (ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]))
     k = 0
     for i in range(n):
         if desc[D_COLOUR + i] != mover:
             continue
         t = desc[D_TYPE + i]
         to = sq[i]
+        step = 0
+        if arithmetic and i >= 2 and desc[D_GROUP + 4 * desc[D_SLOT_GROUP + i] + 1] == 1:
+            step = desc[D_GROUP + 4 * desc[D_SLOT_GROUP + i] + 3]
         if t == PAWN:
             back = -8 if mover == 0 else 8
             frm = to + back
@@ -526,7 +553,7 @@ def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
                         break
                 sq[i] = frm
                 if not attacked(desc, sq, (occ ^ SQ_BIT[to]) | SQ_BIT[frm], king, mover, -1):
-                    out_idx[k] = encode_after_move(desc, sq, x, i, to, tmp)
+                    out_idx[k] = x + (frm - to) * step if step else encode_after_move(desc, sq, x, i, to, tmp)
                     k += 1
                 sq[i] = to
             continue
@@ -536,7 +563,7 @@ def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
             sources &= sources - np.uint64(1)
             sq[i] = frm
             if not attacked(desc, sq, (occ ^ SQ_BIT[to]) | SQ_BIT[frm], king, mover, -1):
-                out_idx[k] = encode_after_move(desc, sq, x, i, to, tmp)
+                out_idx[k] = x + (frm - to) * step if step else encode_after_move(desc, sq, x, i, to, tmp)
                 k += 1
             sq[i] = to
     return k
@@ -561,12 +588,9 @@ def unique_small(a, n):
     return m
 
 
-@leaf
-def walk_to(desc, x, first, sq, board, tmp):
-    """Set ``sq`` and ``board`` to the placement of index ``x``; return its occupancy
-    bits, 0 where ``x`` is not a valid placement. Unless ``first``, ``sq``/``board`` hold
-    the placement of ``x - 1`` and step to ``x`` by :func:`next_placement`, moving only
-    the pieces that change; ``first`` decodes ``x`` from scratch (the slow twin)."""
+@njit(cache=True, inline="always")
+def _walk_to(desc, x, first, sq, board, tmp):
+    """:func:`walk_to`, inlined into the loops over indices."""
     n = desc[D_N]
     if first:
         decode(desc, x, sq)
@@ -592,6 +616,15 @@ def walk_to(desc, x, first, sq, board, tmp):
     return occ
 
 
+@leaf
+def walk_to(desc, x, first, sq, board, tmp):
+    """Set ``sq`` and ``board`` to the placement of index ``x``; return its occupancy
+    bits, 0 where ``x`` is not a valid placement. Unless ``first``, ``sq``/``board`` hold
+    the placement of ``x - 1`` and step to ``x`` by :func:`next_placement`, moving only
+    the pieces that change; ``first`` decodes ``x`` from scratch (the slow twin)."""
+    return _walk_to(desc, x, first, sq, board, tmp)
+
+
 @njit(cache=True)
 def successor_rows(desc, stm, lo, hi, odometer, exit_id, exit_flip, exit_perm, subdesc, indptr, flags, k,
                    sub, side, idx):
@@ -604,24 +637,34 @@ def successor_rows(desc, stm, lo, hi, odometer, exit_id, exit_flip, exit_perm, s
     tmp = np.empty(16, dtype=np.int64)
     sub_sq = np.empty(16, dtype=np.int64)
     board = np.empty(64, dtype=np.int64)
-    ep = np.empty(MAX_MOVES, dtype=np.int64)
+    no_ep = np.empty(0, dtype=np.int64)  # the en-passant slots are not asked for
+    # Plain types, not literal ones: else each caller's constants compile the kernel anew.
+    return _successor_rows(desc, stm, lo, hi, bool(odometer), exit_id, exit_flip, exit_perm, subdesc, indptr, flags,
+                           np.int64(k), sub, side, idx, sq, tmp, sub_sq, board, no_ep)
+
+
+@leaf
+def _successor_rows(desc, stm, lo, hi, odometer, exit_id, exit_flip, exit_perm, subdesc, indptr, flags, k,
+                    sub, side, idx, sq, tmp, sub_sq, board, no_ep):
+    """:func:`successor_rows` with its scratch arrays, without reference counting: the
+    kernels inlined here would otherwise count a reference per array they are passed."""
     cap = sub.shape[0]
     x = lo
     while x < hi and k + MAX_MOVES <= cap:
         indptr[x - lo] = k
         flags[x - lo] = 0
-        occ = walk_to(desc, x, x == lo or not odometer, sq, board, tmp)
+        occ = _walk_to(desc, x, x == lo or not odometer, sq, board, tmp)
         x += 1
-        if occ == 0 or not is_legal(desc, sq, stm, occ):
+        if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):  # is_legal, inlined
             continue
-        # Straight into the CSR arrays: no per-position buffer to copy.
-        m = successors(desc, sq, x - 1, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                       sub[k:], side[k:], idx[k:], ep)
-        if m == 0:
-            flags[x - 1 - lo] = 2 if in_check(desc, sq, stm, occ) else 3
+        # Straight into the CSR arrays: no per-position buffer to copy, nor slices of them.
+        end = _successors_into(desc, sq, x - 1, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp,
+                               sub_sq, sub, side, idx, k, no_ep, False)
+        if end == k:
+            flags[x - 1 - lo] = 2 if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else 3  # in_check
         else:
             flags[x - 1 - lo] = 1
-        k += m
+        k = end
     indptr[x - lo] = k
     return x, k
 
