@@ -272,8 +272,7 @@ class WinTreeSearch:
             child = None
             nil_stops = close and not frame.mine
             if nil_stops and frame.next == 0:
-                known = [u for u in frame.successors if color[u] is not None and color[u] is not Color.WHITE
-                         or u in pending_low]
+                known = [u for u in frame.successors if color[u] in (Color.GRAY, Color.BLACK) or u in pending_low]
                 if known:
                     first = set(known)
                     frame.successors = known + [u for u in frame.successors if u not in first]
