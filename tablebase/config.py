@@ -23,7 +23,7 @@ KEYS = {
     "workers": "CPUs to use (0 = every CPU of the machine or cluster)",
     "executor": "\"ray\" (default) or \"local\" (one process, no Ray)",
     "address": "Ray address of an existing cluster (\"auto\" inside `ray job submit`); empty: start Ray locally",
-    "split_above": "positions per side above which a table is split over partition actors, 4 per worker CPU "
+    "split_above": "positions per side above which a table is split over partition actors, 2 per worker CPU "
                    "(smaller: one task); default 8,000,000",
     "checkpoint_seconds": "seconds between checkpoints of a table in progress (a re-run resumes from the last); "
                           "0 = after every ply",

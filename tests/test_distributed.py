@@ -177,9 +177,9 @@ def test_two_ray_nodes_write_the_same_shards(tables_34, two_nodes, tmp_path):
 
 def test_a_table_too_big_for_the_cluster_is_refused_before_any_work(ray_local, tmp_path):
     from tablebase.distributed import InsufficientMemoryError, check_memory, generate_on_ray
-    from tablebase.generate.worker import table_memory
+    from tablebase.generate.worker import BYTES_PER_POSITION, table_memory
     need = table_memory("KQRvKQR", 4 * PARTITIONS_PER_WORKER) / 1e9
-    assert need > 5 * 15.5  # 5 bytes per position, 15.5 G positions (both sides to move)
+    assert need > BYTES_PER_POSITION * 15.5  # 15.5 G positions (both sides to move)
     with pytest.raises(InsufficientMemoryError, match=rf"KQRvKQR needs about {need:.1f} GB .* offers 16\.0 GB"):
         check_memory(["KQvK", "KQRvKQR"], {"memory": 16e9, "CPU": 4}, workers=4)
     check_memory(["KQRvKR"], {"memory": 16e9, "CPU": 4}, workers=4)

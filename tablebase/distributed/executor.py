@@ -53,10 +53,11 @@ class _PartitionActor(Partition):
         return (*[a for pair in out for a in pair], left)
 
 
-#: Partitions (actors) per worker CPU: the frontier of a ply is unevenly spread over the
-#: king pairs, so with several partitions per CPU the busy ones use the CPU time the idle
-#: ones leave (KQRvKR on 2 cores: 119 s with 4 per CPU, 147 s with 1).
-PARTITIONS_PER_WORKER = 4
+#: Partitions (actors) per worker CPU: more than one, since the frontier of a ply is
+#: unevenly spread over the king pairs and the busy ones then use the CPU time the idle
+#: ones leave; few, since predecessors a partition does not own travel through the object
+#: store (KQRvKR on 2 cores, end to end: 53 s with 4 per CPU, 46 s with 2 or 1).
+PARTITIONS_PER_WORKER = 2
 
 PartitionActor = ray.remote(num_cpus=1 / PARTITIONS_PER_WORKER, max_restarts=ACTOR_RESTARTS)(_PartitionActor)
 

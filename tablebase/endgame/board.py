@@ -104,4 +104,6 @@ def in_triangle(sq: int) -> bool:
 TRIANGLE_SYMMETRY = np.array([next(t for t in range(8) if in_triangle(_transform(t, s))) for s in range(64)],
                              dtype=np.int64)
 ON_DIAGONAL = np.array([(s & 7) == (s >> 3) for s in range(64)], dtype=np.bool_)
+#: On a1-h8 or a8-h1: the squares a symmetry other than the identity can fix.
+ON_LONG_DIAGONAL = np.array([(s & 7) == (s >> 3) or (s & 7) + (s >> 3) == 7 for s in range(64)], dtype=np.bool_)
 ABOVE_DIAGONAL = np.array([(s >> 3) > (s & 7) for s in range(64)], dtype=np.bool_)

@@ -28,7 +28,8 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from .board import BETWEEN, DIAGONAL_FLIP, KING_MASK, KNIGHT_MASK, LINE_KIND, ON_DIAGONAL, PAWN_ATTACK_MASK, RAYS
+from .board import (BETWEEN, DIAGONAL_FLIP, KING_MASK, KNIGHT_MASK, LINE_KIND, ON_DIAGONAL, ON_LONG_DIAGONAL,
+                    PAWN_ATTACK_MASK, RAYS)
 from .index import (D_COLOUR, D_GROUP, D_N, D_PAWNFUL, D_R, D_SLOT_GROUP, D_TYPE, DESC_LEN, KING_PAIR, decode,
                     encode, encode_after_move, index_of, is_valid, leaf, make_descriptor, next_placement, rank_rest,
                     rest_under)
@@ -524,18 +525,78 @@ def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
     generated. Duplicates (a symmetric position reached twice) are kept; see
     :func:`unique_small`. Double steps after which an en-passant capture is legal lead to
     ``sq`` *with* an en-passant square, another vertex: :func:`ep_predecessors` lists them."""
+    return _predecessors_into(desc, sq, x, stm, board, occ, tmp, out_idx, False)
+
+
+@njit(cache=True, inline="always")
+def _unmove_squares(desc, sq, occ, i, king, mover):
+    """The squares from which slot ``i`` (of ``mover``, now on ``sq[i]``) can have come
+    as far as the other pieces of ``mover`` go: none of them may attack ``king`` once it
+    is back there. A checking knight, pawn or king leaves none; a checking slider, or one
+    whose line ``sq[i]`` alone blocks, leaves the squares between it and ``king``."""
+    to_bit = SQ_BIT[sq[i]]
+    need = ALL
+    for j in range(desc[D_N]):
+        if j == i or desc[D_COLOUR + j] != mover:
+            continue
+        t = desc[D_TYPE + j]
+        s = sq[j]
+        if t == KING:
+            if KING_MASK[s] & SQ_BIT[king]:
+                return np.uint64(0)
+        elif t == KNIGHT:
+            if KNIGHT_MASK[s] & SQ_BIT[king]:
+                return np.uint64(0)
+        elif t == PAWN:
+            if PAWN_ATTACK_MASK[mover, s] & SQ_BIT[king]:
+                return np.uint64(0)
+        elif _aligned_attack(t, s, king, occ & ~to_bit):
+            need &= BETWEEN[s, king]
+    return need
+
+
+@njit(cache=True, inline="always")
+def _attackers_of(t, colour, target, occ):
+    """The squares from which a piece of type ``t`` and ``colour`` would attack ``target``."""
+    if t == KING:
+        return KING_MASK[target]
+    if t == KNIGHT:
+        return KNIGHT_MASK[target]
+    if t == PAWN:
+        return PAWN_ATTACK_MASK[1 - colour, target]
+    return _piece_targets(t, target, occ)
+
+
+@njit(cache=True, inline="always")
+def _predecessors_into(desc, sq, x, stm, board, occ, tmp, out_idx, distinct):
+    """:func:`predecessors`, inlined into the loops over frontiers. With ``distinct``,
+    each predecessor is listed once: only a king un-move (it may change the orientation)
+    or, both kings on the long diagonal of a pawnless table, any un-move can repeat
+    another's index. ``tmp`` needs 16 entries: 8 onwards cache the rest of the index
+    under each symmetry, as in :func:`_successors_into`."""
     n = desc[D_N]
     mover = 1 - stm
     king = sq[stm]
-    # As in successors: a lone piece of its group changes the index by arithmetic, but
-    # for both kings on the long diagonal (pawnless), where encode_after_move re-encodes.
-    arithmetic = x >= 0 and (desc[D_PAWNFUL] or not (ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]))
+    pawnful = desc[D_PAWNFUL]
+    r_size = desc[D_R]
+    # As in successors: a lone piece of its group changes the index by arithmetic, a king
+    # by the king-pair table; both kings on the long diagonal (pawnless) re-encode.
+    diag = not pawnful and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]
+    arithmetic = x >= 0 and not diag
+    rest = x - (KING_PAIR[pawnful, sq[0] * 64 + sq[1]] >> 4) * r_size if arithmetic else 0
     k = 0
+    kings = 0  # king un-moves come first (the kings are slots 0 and 1)
     for i in range(n):
         if desc[D_COLOUR + i] != mover:
             continue
         t = desc[D_TYPE + i]
         to = sq[i]
+        # Legal predecessors: no piece of the mover attacks the king of the side to move,
+        # this one included once back on its square.
+        need = _unmove_squares(desc, sq, occ, i, king, mover)
+        if need == 0:
+            continue
+        need &= ~_attackers_of(t, mover, king, occ ^ SQ_BIT[to])
         step = 0
         if arithmetic and i >= 2 and desc[D_GROUP + 4 * desc[D_SLOT_GROUP + i] + 1] == 1:
             step = desc[D_GROUP + 4 * desc[D_SLOT_GROUP + i] + 3]
@@ -551,22 +612,70 @@ def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
                     frm = to + 2 * back
                     if board[frm] >= 0:
                         break
+                if not SQ_BIT[frm] & need:
+                    continue
                 sq[i] = frm
-                if not attacked(desc, sq, (occ ^ SQ_BIT[to]) | SQ_BIT[frm], king, mover, -1):
-                    out_idx[k] = x + (frm - to) * step if step else encode_after_move(desc, sq, x, i, to, tmp)
-                    k += 1
+                out_idx[k] = x + (frm - to) * step if step else encode_after_move(desc, sq, x, i, to, tmp)
+                k += 1
                 sq[i] = to
             continue
-        sources = _piece_targets(t, to, occ) & ~occ
+        sources = _piece_targets(t, to, occ) & ~occ & need
+        if i < 2 and arithmetic:
+            tmp[8] = rest
+            have = 1
+            other = sq[1 - i]
+            while sources:
+                frm = _lsb(sources)
+                sources &= sources - np.uint64(1)
+                pair = KING_PAIR[pawnful, frm * 64 + other if i == 0 else other * 64 + frm]
+                ts = pair & 15
+                s = ts & 7
+                if not (have >> s) & 1:
+                    tmp[8 + s] = rest_under(desc, sq, s, tmp)
+                    have |= 1 << s
+                r = tmp[8 + s]
+                if ts & 8:
+                    s ^= 4
+                    if not (have >> s) & 1:
+                        tmp[8 + s] = rest_under(desc, sq, s, tmp)
+                        have |= 1 << s
+                    r = min(r, tmp[8 + s])
+                out_idx[k] = (pair >> 4) * r_size + r
+                k += 1
+            kings = k
+            continue
         while sources:
             frm = _lsb(sources)
             sources &= sources - np.uint64(1)
-            sq[i] = frm
-            if not attacked(desc, sq, (occ ^ SQ_BIT[to]) | SQ_BIT[frm], king, mover, -1):
-                out_idx[k] = x + (frm - to) * step if step else encode_after_move(desc, sq, x, i, to, tmp)
-                k += 1
-            sq[i] = to
-    return k
+            if step:
+                out_idx[k] = x + (frm - to) * step
+            else:
+                sq[i] = frm
+                out_idx[k] = encode_after_move(desc, sq, x, i, to, tmp)
+                sq[i] = to
+            k += 1
+        if i < 2:
+            kings = k
+    # Two predecessors share an index only if a symmetry of the board maps one onto the
+    # other; it fixes the king that did not move, so that king stands on a long diagonal
+    # of a pawnless table (no other symmetry fixes a square).
+    if not distinct or pawnful or not ON_LONG_DIAGONAL[king]:
+        return k
+    if diag or x < 0:
+        return unique_small(out_idx, k)
+    # A king un-move that repeats an earlier king un-move or any other un-move is dropped:
+    # backwards, so that each test reads only entries not yet dropped.
+    for p in range(kings - 1, -1, -1):
+        for q in range(k):
+            if out_idx[q] == out_idx[p] and (q < p or q >= kings):
+                out_idx[p] = -1
+                break
+    m = 0
+    for p in range(k):
+        if out_idx[p] >= 0:
+            out_idx[m] = out_idx[p]
+            m += 1
+    return m
 
 
 @leaf

@@ -5,17 +5,19 @@ Values live in one uint16 per position (this module owns that encoding):
 * ``DECIDED + d``: decided at ply ``d``; the side to move wins if ``d`` is odd (it mates
   in ``d`` plies) and loses if ``d`` is even (``d = 0``: checkmated). This is Romano's
   ``d_g`` for the winner ``g``.
-* ``UNKNOWN``: not decided yet; a draw once the passes end.
-* ``TENT_WIN + e``: undecided, but a capture or promotion wins in ``e`` plies, so the
+* ``1 .. CANT_LOSE - 1``: not decided yet, and this many ways out are not known to lose:
+  the moves that stay in the table, to distinct successors, not yet known to win for the
+  opponent, plus one for the captures and promotions when they all lose (that one goes
+  at the ply the slowest of them names). At 0 the position is lost.
+* ``CANT_LOSE``: not decided, with a drawing way out (a capture, a promotion, stalemate):
+  a draw unless a win is found.
+* ``TENT_WIN + e``: not decided, but a capture or promotion wins in ``e`` plies, so the
   position is won in at most ``e``.
-* ``TENT_LOSS + e``: undecided, and every capture or promotion loses, the slowest in ``e``.
 * ``ILLEGAL``: not a legal position (or not a placement of the index).
 
-A finished table keeps only ``DECIDED + d``, ``DRAW`` (= ``UNKNOWN``) and ``ILLEGAL``.
-
-``cnt`` (uint8) counts the moves that stay in the table, to distinct successors, not yet
-known to win for the opponent; ``CANT_LOSE`` marks positions that have a drawing or
-winning way out and can never be lost.
+A finished table keeps only ``DECIDED + d``, ``DRAW`` and ``ILLEGAL``. One position costs 2
+bytes while it is generated: the positions decided at a ply are found again by their
+value, not kept in lists.
 """
 
 from __future__ import annotations
@@ -23,23 +25,23 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..endgame.board import ON_DIAGONAL
-from ..endgame.index import D_PAWNFUL, decode
-from ..endgame.movegen import (MAX_MOVES, SQ_BIT, ep_exits, ep_predecessors, grow, in_check, is_legal,
-                               predecessors, setup_board, successors, unique_small, walk_to)
+from ..endgame.board import ON_DIAGONAL, ON_LONG_DIAGONAL
+from ..endgame.index import D_N, D_PAWNFUL, decode, leaf
+from ..endgame.movegen import (MAX_MOVES, SQ_BIT, _predecessors_into, _successors_into, _walk_to, attacked,
+                               ep_exits, ep_predecessors, grow, in_check, setup_board, successors, unique_small,
+                               walk_to, is_legal)
 
-UNKNOWN = np.uint16(0)
-DRAW = UNKNOWN
+DRAW = np.uint16(0)
 DECIDED = np.uint16(0x1000)
-TENT_LOSS = np.uint16(0x4000)
 TENT_WIN = np.uint16(0x8000)
 ILLEGAL = np.uint16(0xFFFF)
+KIND_MASK = np.uint16(0xF000)
 DEPTH_MASK = np.uint16(0x0FFF)
 MAX_DEPTH = 0x0FFF
-CANT_LOSE = np.uint8(255)
+CANT_LOSE = np.uint16(0x00FF)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m):
     """Over the exits among ``m`` moves, from the mover's side: the fastest win (MAX_DEPTH + 1
     if none), whether one draws, the slowest loss (0 if none), and how many exits reach a
@@ -133,7 +135,7 @@ def ep_vertex_value(vq, q_has_moves, best_win, has_draw, worst_loss):
         if best_win <= MAX_DEPTH:
             return DECIDED | np.uint16(best_win)
         return DRAW if has_draw else DECIDED | np.uint16(worst_loss)
-    q_decided = vq != ILLEGAL and (vq & np.uint16(0xF000)) == DECIDED
+    q_decided = vq != ILLEGAL and (vq & KIND_MASK) == DECIDED
     dq = np.int64(vq & DEPTH_MASK)
     if q_decided and dq % 2 == 1:
         return DECIDED | np.uint16(min(dq, best_win))
@@ -144,7 +146,7 @@ def ep_vertex_value(vq, q_has_moves, best_win, has_draw, worst_loss):
     return DECIDED | np.uint16(max(dq, worst_loss))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _king_move_repeats(idx, is_king, n):
     """How many king-move successors repeat the index of another successor (counted once
     per repeated index); the other successors are distinct among themselves."""
@@ -160,11 +162,13 @@ def _king_move_repeats(idx, is_king, n):
 
 
 @njit(cache=True)
-def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, cnt):
+def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, exit_loss):
     """First stage: classify every index of ``[lo, hi)`` and read its exits.
 
-    Writes ``val``/``cnt`` (length ``hi - lo``). Returns the number of exits that led to a
-    position the sub-table marks illegal (a bug or a corrupted sub-table: must be 0).
+    Writes ``val`` and ``exit_loss`` (length ``hi - lo``): the ply at which the captures and
+    promotions, all losing, count as a way out lost (0: none). Returns the number of
+    exits that led to a position the sub-table marks illegal (a bug or a corrupted
+    sub-table: must be 0) and of positions with more ways out than a value holds.
     """
     sq = np.empty(16, dtype=np.int64)
     tmp = np.empty(16, dtype=np.int64)
@@ -176,23 +180,28 @@ def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
     o_ep = np.empty(MAX_MOVES, dtype=np.int64)
     inside = np.empty(MAX_MOVES, dtype=np.int64)
     is_king = np.empty(MAX_MOVES, dtype=np.bool_)
+    return _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, exit_loss,
+                      sq, tmp, sub_sq, board, o_sub, o_stm, o_idx, o_ep, inside, is_king)
+
+
+@leaf
+def _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, exit_loss,
+               sq, tmp, sub_sq, board, o_sub, o_stm, o_idx, o_ep, inside, is_king):
+    """:func:`init_slice` with its scratch arrays: one compiled loop, the move generation
+    inlined (a call per position passes each array as seven words)."""
     bad_exits = 0
+    overflow = 0
     for x in range(lo, hi):
         j = x - lo
-        occ = walk_to(desc, x, x == lo, sq, board, tmp)
-        if occ == 0 or not is_legal(desc, sq, stm, occ):
+        exit_loss[j] = 0
+        occ = _walk_to(desc, x, x == lo, sq, board, tmp)
+        if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):
             val[j] = ILLEGAL
-            cnt[j] = 0
             continue
-        m = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                       o_sub, o_stm, o_idx, o_ep)
+        m = _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                             o_sub, o_stm, o_idx, 0, o_ep, True)
         if m == 0:
-            if in_check(desc, sq, stm, occ):
-                val[j] = DECIDED
-                cnt[j] = 0
-            else:
-                val[j] = DRAW
-                cnt[j] = CANT_LOSE
+            val[j] = DECIDED if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else CANT_LOSE
             continue
         n_in = 0
         for k in range(m):
@@ -204,106 +213,119 @@ def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
         bad_exits += bad
         if best_win <= MAX_DEPTH:
             val[j] = TENT_WIN | np.uint16(best_win)
-            cnt[j] = CANT_LOSE
         elif has_draw:
-            val[j] = UNKNOWN
-            cnt[j] = CANT_LOSE
+            val[j] = CANT_LOSE
         else:
-            if not desc[D_PAWNFUL] and ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]:
-                distinct = unique_small(inside, n_in)
+            # Successors share an index only through a symmetry fixing the king that does
+            # not move (see _predecessors_into).
+            if desc[D_PAWNFUL] or not ON_LONG_DIAGONAL[sq[1 - stm]]:
+                ways = n_in
+            elif ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]:
+                ways = unique_small(inside, n_in)
             else:
-                distinct = n_in - _king_move_repeats(inside, is_king, n_in)
-            cnt[j] = np.uint8(distinct)
-            val[j] = (TENT_LOSS | np.uint16(worst_loss)) if worst_loss > 0 else UNKNOWN
-    return bad_exits
+                ways = n_in - _king_move_repeats(inside, is_king, n_in)
+            if worst_loss > 0:
+                ways += 1
+                exit_loss[j] = worst_loss
+            if ways >= CANT_LOSE:
+                overflow += 1
+                ways = CANT_LOSE - 1
+            val[j] = ways
+    return bad_exits, overflow
+
+
+@njit(cache=True, inline="always")
+def _apply_one(other, j, ply, win):
+    """Apply to offset ``j`` of ``other`` a successor decided at ``ply - 1``: lost (``win``:
+    ``j`` wins at ``ply`` unless decided before) or won (``j`` loses a way out, and at
+    none left loses at ``ply``). Returns whether ``j`` is decided now."""
+    v = other[j]
+    if win:
+        if v == ILLEGAL or (v & KIND_MASK) == DECIDED:
+            return False
+        other[j] = DECIDED | np.uint16(ply)
+        return True
+    if v == 0 or v >= CANT_LOSE:  # decided, can't lose, a capture wins, illegal
+        return False
+    if v == 1:
+        other[j] = DECIDED | np.uint16(ply)
+        return True
+    other[j] = v - np.uint16(1)
+    return False
 
 
 @njit(cache=True)
-def expand(desc, stm, frontier):
-    """Un-move every position of ``frontier`` (side to move ``stm``, all decided at the
-    last ply): the distinct predecessors of each, side to move ``1 - stm``, concatenated."""
-    sq = np.empty(16, dtype=np.int64)
+def retro_step(desc, stm, frontier, lo, hi, other, ply, first_slice, span, hits):
+    """One ply's backward step from ``frontier`` (indices of side ``stm`` decided at ``ply - 1``):
+    un-move each, and apply every predecessor (side ``1 - stm``) that falls in ``[lo, hi)``
+    to ``other`` (its values from ``lo``), counting the positions decided per slice in
+    ``hits`` (slice ``first_slice + i`` in ``hits[i]``, slices of ``span`` indices).
+
+    Returns how many positions it decided and the predecessors outside ``[lo, hi)``, for
+    the partitions that own them (to :func:`apply_predecessors`).
+    """
+    sq = np.zeros(16, dtype=np.int64)
     tmp = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
+    board = np.full(64, -1, dtype=np.int64)  # kept from position to position: see _retro_loop
     buf = np.empty(MAX_MOVES, dtype=np.int64)
-    cap = max(64, frontier.shape[0] * 8)
-    out = np.empty(cap, dtype=np.int64)
-    k = 0
-    for x in frontier:
+    remote = np.empty(max(MAX_MOVES, frontier.shape[0]), dtype=np.int64)
+    done = 0
+    decided = 0
+    n_remote = 0
+    while done < frontier.shape[0]:
+        if n_remote + MAX_MOVES > remote.shape[0]:
+            remote = grow(remote[:n_remote], 2 * remote.shape[0])
+        done, d, n_remote = _retro_loop(desc, stm, frontier, done, lo, hi, other, ply, first_slice, span, hits,
+                                        remote, n_remote, sq, tmp, board, buf)
+        decided += d
+    return decided, remote[:n_remote]
+
+
+@leaf
+def _retro_loop(desc, stm, frontier, start, lo, hi, other, ply, first_slice, span, hits, remote, n_remote,
+                sq, tmp, board, buf):
+    """:func:`retro_step` from ``frontier[start]`` until done or ``remote`` has room for
+    fewer than MAX_MOVES more; returns where it stopped, how many it decided, the new
+    ``n_remote``."""
+    win = ply % 2 == 1
+    n = desc[D_N]
+    decided = 0
+    i = start
+    cap = remote.shape[0]
+    while i < frontier.shape[0] and n_remote + MAX_MOVES <= cap:
+        x = frontier[i]
+        i += 1
+        # The board is cleared square by square: filling all 64 costs more.
+        for j in range(n):
+            board[sq[j]] = -1
         decode(desc, x, sq)
-        occ = setup_board(desc, sq, board)
-        m = unique_small(buf, predecessors(desc, sq, x, stm, board, occ, tmp, buf))
-        if k + m > cap:
-            cap = 2 * (k + m)
-            out = grow(out[:k], cap)
-        out[k:k + m] = buf[:m]
-        k += m
-    return out[:k]
+        occ = np.uint64(0)
+        for j in range(n):
+            board[sq[j]] = j
+            occ |= SQ_BIT[sq[j]]
+        # Duplicates only matter where a way out is counted: at the plies that find losses.
+        m = _predecessors_into(desc, sq, x, stm, board, occ, tmp, buf, not win)
+        for a in range(m):
+            y = buf[a]
+            if y < lo or y >= hi:
+                remote[n_remote] = y
+                n_remote += 1
+            elif _apply_one(other, y - lo, ply, win):
+                hits[y // span - first_slice] += 1
+                decided += 1
+    return i, decided, n_remote
 
 
 @njit(cache=True)
-def apply_wins(val, lo, preds, ply):
-    """Predecessors of positions lost at ``ply - 1`` win at ``ply`` unless decided before.
-    Returns the newly decided indices."""
-    out = np.empty(preds.shape[0], dtype=np.int64)
-    k = 0
-    decided = DECIDED | np.uint16(ply)
-    for x in preds:
-        v = val[x - lo]
-        if v == ILLEGAL or (v & np.uint16(0xF000)) == DECIDED:
-            continue
-        val[x - lo] = decided
-        out[k] = x
-        k += 1
-    return out[:k]
-
-
-@njit(cache=True)
-def apply_losses(val, cnt, lo, preds, ply):
-    """Predecessors of positions won at ``ply - 1`` lose one way out; those left with none
-    lose at ``max(ply, slowest losing exit)``. Returns the indices decided now, and the
-    indices (with their ply) whose losing exit is slower than ``ply``."""
-    now = np.empty(preds.shape[0], dtype=np.int64)
-    later = np.empty(preds.shape[0], dtype=np.int64)
-    later_ply = np.empty(preds.shape[0], dtype=np.int64)
-    a = 0
-    b = 0
-    for x in preds:
-        j = x - lo
-        v = val[j]
-        c = cnt[j]
-        if c == CANT_LOSE or c == 0 or v == ILLEGAL or (v & np.uint16(0xF000)) == DECIDED:
-            continue
-        c -= 1
-        cnt[j] = c
-        if c == 0:
-            floor = np.int64(v & DEPTH_MASK) if (v & np.uint16(0xF000)) == TENT_LOSS else 0
-            if floor <= ply:
-                val[j] = DECIDED | np.uint16(ply)
-                now[a] = x
-                a += 1
-            else:
-                later[b] = x
-                later_ply[b] = floor
-                b += 1
-    return now[:a], later[:b], later_ply[:b]
-
-
-@njit(cache=True)
-def decide_pending(val, lo, pending, ply):
-    """Positions whose capture/promotion exit decides them at ``ply`` (a win found earlier
-    by a faster in-table move is left alone). Returns the newly decided indices."""
-    out = np.empty(pending.shape[0], dtype=np.int64)
-    k = 0
-    decided = DECIDED | np.uint16(ply)
-    for x in pending:
-        v = val[x - lo]
-        if (v & np.uint16(0xF000)) == DECIDED and v != ILLEGAL:
-            continue
-        val[x - lo] = decided
-        out[k] = x
-        k += 1
-    return out[:k]
+def apply_predecessors(other, lo, preds, ply, win, first_slice, span, hits):
+    """Apply predecessors (all in ``[lo, hi)``) of positions decided at ``ply - 1``, as
+    :func:`retro_step` does; ``win``: their successor was lost. Returns how many it decided."""
+    decided = 0
+    for y in preds:
+        if _apply_one(other, y - lo, ply, win):
+            hits[y // span - first_slice] += 1
+            decided += 1
+    return decided
 
 
 @njit(cache=True)
@@ -311,7 +333,7 @@ def finalize(val):
     """Undecided positions are draws."""
     for j in range(val.shape[0]):
         v = val[j]
-        if v != ILLEGAL and (v & np.uint16(0xF000)) != DECIDED:
+        if v != ILLEGAL and (v & KIND_MASK) != DECIDED:
             val[j] = DRAW
 
 
@@ -402,7 +424,7 @@ def to_wdl_dtm(val: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Final values to (wdl int8, dtm int16, legal bool), python-chess conventions."""
     legal = val != ILLEGAL
     d = (val & DEPTH_MASK).astype(np.int16)
-    decided = legal & ((val & np.uint16(0xF000)) == DECIDED)
+    decided = legal & ((val & KIND_MASK) == DECIDED)
     win = decided & (d % 2 == 1)
     loss = decided & (d % 2 == 0)
     wdl = np.zeros(val.shape, dtype=np.int8)

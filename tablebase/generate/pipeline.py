@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 import numpy as np
+import pyarrow as pa
 
 from .. import __version__
 from ..endgame.index import IndexScheme
@@ -222,12 +223,14 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
 def load_subtables(out: Path, key: str) -> SubtableValues:
     """Final values of the direct sub-tables of ``key``, from their complete tables under ``out``."""
     out = Path(out)
-    tables = []
-    for sub in Material.parse(key).direct_subtables():
+    subs = Material.parse(key).direct_subtables()
+    for sub in subs:
         if not table_complete(out / sub.key, sub.key, hash_check=False):
             raise FileNotFoundError(f"sub-table {sub.key} of {key} is missing or incomplete in {out}")
-        tables.append(load_table(out / sub.key, sub.key))
-    return SubtableValues.build(tables)
+    values = SubtableValues.build([IndexScheme.of(sub.key).size for sub in subs],
+                                  lambda i, into: load_table(out / subs[i].key, subs[i].key, into=into))
+    pa.default_memory_pool().release_unused()  # Parquet's buffers: not needed again
+    return values
 
 
 def write_table_manifest(out: Path, key: str, infos: list[ShardInfo], config: dict | None = None) -> TableManifest:

@@ -15,12 +15,14 @@ from __future__ import annotations
 import resource
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material
 from ..endgame.movegen import ExitMap
+from ..store.checkpoint import CorruptCheckpointError
 from ..store.shards import ShardInfo, write_shard
 from . import kernels as K
 
@@ -38,16 +40,17 @@ class SubtableValues:
     offsets: np.ndarray
 
     @classmethod
-    def build(cls, tables: list[tuple[np.ndarray, np.ndarray]]) -> "SubtableValues":
-        offsets = np.zeros((max(1, len(tables)), 2), dtype=np.int64)
-        parts = []
+    def build(cls, sizes: list[int], fill: Callable[[int, tuple[np.ndarray, np.ndarray]], None]) -> "SubtableValues":
+        """The sub-tables of ``sizes`` positions per side, each written in place by
+        ``fill(i, (white, black))``: no second copy of them is ever held."""
+        offsets = np.zeros((max(1, len(sizes)), 2), dtype=np.int64)
         pos = 0
-        for i, pair in enumerate(tables):
-            for stm in range(2):
-                offsets[i, stm] = pos
-                parts.append(pair[stm])
-                pos += len(pair[stm])
-        values = np.concatenate(parts) if parts else np.zeros(1, dtype=np.uint16)
+        for i, size in enumerate(sizes):
+            offsets[i] = pos, pos + size
+            pos += 2 * size
+        values = np.zeros(max(1, pos), dtype=np.uint16)
+        for i, size in enumerate(sizes):
+            fill(i, (values[offsets[i, 0]:offsets[i, 0] + size], values[offsets[i, 1]:offsets[i, 1] + size]))
         return cls(values, offsets)
 
 
@@ -64,10 +67,10 @@ def partition_bounds(scheme: IndexScheme, num_partitions: int) -> list[int]:
 #: default; smaller ones run whole (a split costs more than such a table).
 SPLIT_ABOVE = 8_000_000
 
-#: Peak bytes per index position of a partition (both sides to move): 3 B of values and
-#: successor counters, the frontier (4 B per position decided at one ply) and the per-slice
-#: temporaries. The sub-tables' values add 2 B per sub-table position, once per node.
-BYTES_PER_POSITION = 5
+#: Peak bytes per index position of a partition (both sides to move): 2 B of values, and
+#: the per-slice temporaries and the ways out that captures lose at a later ply (4 B each,
+#: for some positions). The sub-tables' values add 2 B per sub-table position, once per node.
+BYTES_PER_POSITION = 3
 
 #: A worker process's own memory before any table: Python, numpy, numba, pyarrow.
 WORKER_BYTES = 400 << 20
@@ -79,9 +82,13 @@ def table_memory(key: str, workers: int = 1) -> int:
     return BYTES_PER_POSITION * 2 * IndexScheme.of(key).size + 2 * subs + WORKER_BYTES * workers
 
 
-#: Frontier positions un-moved per expand call: bounds the predecessor buffers (about
-#: 15 predecessors of 8 bytes each per position) whatever the size of a ply.
-EXPAND_BUDGET = 1 << 19
+#: Frontier positions un-moved per expand call: bounds the buffer of predecessors bound for
+#: other partitions (8 bytes each, about one per frontier position) whatever the size of a
+#: ply, while most plies take one call (each call is a barrier across the partitions).
+EXPAND_BUDGET = 1 << 22
+
+#: Version of :meth:`Partition.state`: a checkpoint of another version is not resumed.
+STATE_FORMAT = 2
 
 
 class Partition:
@@ -89,35 +96,42 @@ class Partition:
     with the stage kernels applied to them.
 
     A ply runs as: ``expand`` until it reports nothing left (each call un-moves at most
-    :data:`EXPAND_BUDGET` frontier positions), ``apply`` of every batch routed here, then
+    :data:`EXPAND_BUDGET` frontier positions, applying the predecessors that fall in this
+    partition and returning the others), ``apply`` of every batch routed here, then
     ``end_ply``. Batches of one ply commute, so their number and order do not matter.
+    The frontier of a ply is no list: it is the positions whose value says they were
+    decided at the last ply, looked for in the slices that had some (``hits``).
     """
 
     def __init__(self, key: str, first: int, stop: int, bounds: list[int]):
         self.scheme = IndexScheme.of(key)
         self.exits = ExitMap.of(self.scheme.material)
+        self.first = first
         self.slices = range(first, stop)
         self.lo = self.scheme.slice_range(first)[0]
         self.hi = self.scheme.slice_range(stop - 1)[1]
         self.span = self.scheme.slice_range(0)[1]  # indices per slice
         # owner[slice] -> partition, for routing predecessors.
         self.owner = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
-        # Offsets from lo: 4 bytes each where they fit (a ply can decide a good part of a table).
-        self.offset_type = np.uint32 if self.hi - self.lo < 2 ** 32 else np.int64
         self._reset()
 
     def _reset(self) -> None:
         """Forget every value: the state before :meth:`init` (or :meth:`restore`)."""
         self.val = [np.empty(0, dtype=np.uint16)] * 2  # per side to move, indices [lo, hi)
-        self.cnt = [np.empty(0, dtype=np.uint8)] * 2
         self.ply = 0  # the ply being built
-        self.frontier = [np.empty(0, dtype=self.offset_type)] * 2  # decided at ply - 1
-        self.cursor = [0, 0]
-        self.next_frontier: list[list[np.ndarray]] = [[], []]
+        n = len(self.slices)
+        # Per side and slice: how many positions were decided at the last ply (the frontier)
+        # and at this one.
+        self.hits_prev = [np.zeros(n, dtype=np.int64) for _ in range(2)]
+        self.hits = [np.zeros(n, dtype=np.int64) for _ in range(2)]
+        self.cursor = [0, 0]  # the next slice to expand, per side
+        self.decided = 0  # decided by this partition's own un-moves at this ply
         # Positions a capture or promotion wins are found by scanning for their value at
         # the ply it names (no index lists: they can be half the table): counts per slice.
         self.exit_wins: dict[tuple[int, int], np.ndarray] = {}
-        self.pending: dict[int, list[tuple[int, np.ndarray]]] = {}  # ply -> (stm, indices)
+        # ply -> (stm, offsets from lo): positions whose captures and promotions all lose,
+        # the slowest at that ply, which then count as one way out lost.
+        self.exit_losses: dict[int, list[tuple[int, np.ndarray]]] = {}
         # En-passant vertices ("q with an en-passant square", reached from p by a double
         # step): per side to move, arrays q, p, and the captures' fastest win / any draw /
         # slowest loss. ep_due[ply] lists the predecessors to emit when expanding ply + 1,
@@ -126,10 +140,6 @@ class Partition:
         self.ep_due: dict[int, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.ep_expanded = [False, False]  # this ply's en-passant predecessors emitted
 
-    def _defer(self, stm: int, indices: np.ndarray, plies: np.ndarray) -> None:
-        for ply in np.unique(plies):
-            self.pending.setdefault(int(ply), []).append((stm, indices[plies == ply]))
-
     def init(self, subtables: SubtableValues) -> dict:
         """Classify every position and read the exits from ``subtables`` (needed by init
         alone); checkmates form the ply-0 frontier."""
@@ -137,30 +147,34 @@ class Partition:
         e, s = self.exits, subtables
         size = self.hi - self.lo
         self.val = [np.empty(size, dtype=np.uint16) for _ in range(2)]
-        self.cnt = [np.empty(size, dtype=np.uint8) for _ in range(2)]
+        exit_loss = np.empty(self.span, dtype=np.uint16)
         for stm in (0, 1):
-            mates = []
             for sl in self.slices:
                 # Per slice, so that the temporaries below stay small beside the values.
                 lo, hi = self.scheme.slice_range(sl)
-                val, cnt = self.val[stm][lo - self.lo:hi - self.lo], self.cnt[stm][lo - self.lo:hi - self.lo]
-                bad = K.init_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm, e.subdesc,
-                                   s.values, s.offsets, val, cnt)
+                val = self.val[stm][lo - self.lo:hi - self.lo]
+                bad, overflow = K.init_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm,
+                                             e.subdesc, s.values, s.offsets, val, exit_loss[:hi - lo])
                 if bad:
                     raise GenerationError(f"{self.scheme.material}: {bad} exits of slice {sl} (side {stm}) lead to "
-                                       "positions their sub-table marks illegal")
-                kind = val & np.uint16(0xF000)
+                                          "positions their sub-table marks illegal")
+                if overflow:
+                    raise GenerationError(f"{self.scheme.material}: {overflow} positions of slice {sl} (side {stm}) "
+                                          f"have more than {int(K.CANT_LOSE) - 1} moves, more than a value counts")
+                kind = val & K.KIND_MASK
                 self.exit_wins[stm, sl] = np.bincount(val[kind == K.TENT_WIN] & K.DEPTH_MASK,
                                                       minlength=K.MAX_DEPTH + 1)
-                mates.append((np.flatnonzero(val == K.DECIDED) + (lo - self.lo)).astype(self.offset_type))
-                exit_losses = np.flatnonzero((kind == K.TENT_LOSS) & (cnt == 0))
-                self._defer(stm, exit_losses + lo, (val[exit_losses] & K.DEPTH_MASK).astype(np.int64))
-            self.frontier[stm] = np.concatenate(mates)
+                self.hits_prev[stm][sl - self.first] = np.count_nonzero(val == K.DECIDED)
+                losing = np.flatnonzero(exit_loss[:hi - lo])
+                plies = exit_loss[losing]
+                offsets = (losing + (lo - self.lo)).astype(np.uint32 if size < 2 ** 32 else np.int64)
+                for ply in np.unique(plies):
+                    self.exit_losses.setdefault(int(ply), []).append((stm, offsets[plies == ply]))
             if self._has_en_passant():
                 self._init_en_passant(stm, subtables)
         self.ply = 1
         return {"legal": int(sum(np.count_nonzero(v != K.ILLEGAL) for v in self.val)),
-                "mates": int(sum(len(f) for f in self.frontier))}
+                "mates": int(sum(h.sum() for h in self.hits_prev))}
 
     def _has_en_passant(self) -> bool:
         m = self.scheme.material
@@ -173,7 +187,7 @@ class Partition:
                                                                e.subdesc, s.values, s.offsets)
         if bad:
             raise GenerationError(f"{self.scheme.material}: {bad} en-passant captures (side {stm}) lead to "
-                               "positions their sub-table marks illegal")
+                                  "positions their sub-table marks illegal")
         self.ep[stm] = (q, p, win, draw, loss)
         # A winning capture makes the en-passant vertex won for the side to move in `win`
         # plies at most: its predecessor loses that way out then, unless q itself is won sooner.
@@ -194,7 +208,7 @@ class Partition:
         d = self.ply - 1
         if stm in self.ep:
             q, p, win, draw, loss = self.ep[stm]
-            hit = np.isin(q - self.lo, self.frontier[stm])
+            hit = self.val[stm][q - self.lo] == K.DECIDED | np.uint16(d)
             if d % 2 == 0:  # q lost at d: the en-passant vertex is lost too unless a capture saves it
                 lost = hit & (win > K.MAX_DEPTH) & ~draw
                 out.append(p[lost & (loss <= d)])
@@ -207,37 +221,52 @@ class Partition:
                 continue
             v = self.val[stm][q - self.lo]
             depth = (v & K.DEPTH_MASK).astype(np.int64)
-            won_sooner = ((v & np.uint16(0xF000)) == K.DECIDED) & (depth % 2 == 1) & (depth <= threshold)
+            won_sooner = ((v & K.KIND_MASK) == K.DECIDED) & (depth % 2 == 1) & (depth <= threshold)
             out.append(p[~won_sooner])
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
+    def _apply(self, stm: int, preds: np.ndarray) -> int:
+        """Apply predecessors (side ``stm``, all in this partition) of the last ply's frontier."""
+        return K.apply_predecessors(self.val[stm], self.lo, preds, self.ply, self.ply % 2 == 1, self.first,
+                                    self.span, self.hits[stm])
+
     def expand(self, num_partitions: int) -> tuple[list[list[np.ndarray]], int]:
-        """Un-move the next part of this partition's frontier. Returns, per destination
-        partition, the predecessor indices for each side to move (``[white, black]``), and
-        how many frontier positions are still to expand this ply."""
+        """Un-move the next part of this partition's frontier, applying the predecessors it
+        owns. Returns, per destination partition, the other predecessor indices for each
+        side to move (``[white, black]``), and how many frontier positions are still to
+        expand this ply."""
         empty = np.zeros(0, dtype=np.int64)
         out = [[empty, empty] for _ in range(num_partitions)]
         budget = EXPAND_BUDGET
+        target = K.DECIDED | np.uint16(self.ply - 1)
         for stm in (0, 1):
-            chunks = []
+            remote = []
             if not self.ep_expanded[stm] and (self.ep or self.ep_due):
-                chunks.append(self._ep_expand(stm))
+                preds = self._ep_expand(stm)
+                inside = (preds >= self.lo) & (preds < self.hi)
+                self.decided += self._apply(1 - stm, preds[inside])
+                remote.append(preds[~inside])
                 self.ep_expanded[stm] = True
-            start = self.cursor[stm]
-            if budget and start < len(self.frontier[stm]):
-                part = self.frontier[stm][start:start + budget].astype(np.int64) + self.lo
-                self.cursor[stm] = start + len(part)
-                budget -= len(part)
-                chunks.append(K.expand(self.scheme.desc, stm, part))
-            preds = np.concatenate(chunks) if chunks else empty
-            if num_partitions == 1:
-                out[0][1 - stm] = preds
-                continue
-            dest = self.owner[preds // self.span]
-            for p in range(num_partitions):
-                out[p][1 - stm] = preds[dest == p]
+            hits = self.hits_prev[stm]
+            while budget > 0 and self.cursor[stm] < len(hits):
+                i = self.cursor[stm]
+                self.cursor[stm] += 1
+                if not hits[i]:
+                    continue
+                lo, hi = self.scheme.slice_range(self.first + i)
+                frontier = np.flatnonzero(self.val[stm][lo - self.lo:hi - self.lo] == target) + lo
+                budget -= len(frontier)
+                decided, away = K.retro_step(self.scheme.desc, stm, frontier, self.lo, self.hi, self.val[1 - stm],
+                                             self.ply, self.first, self.span, self.hits[1 - stm])
+                self.decided += decided
+                remote.append(away)
+            preds = np.concatenate(remote) if len(remote) > 1 else remote[0] if remote else empty
+            if len(preds):
+                dest = self.owner[preds // self.span]
+                for p in range(num_partitions):
+                    out[p][1 - stm] = preds[dest == p]
         self.ep_due.pop(self.ply - 1, None)
-        left = sum(len(f) - c for f, c in zip(self.frontier, self.cursor))
+        left = sum(int(h[c:].sum()) for h, c in zip(self.hits_prev, self.cursor))
         return out, left
 
     def apply(self, incoming: list[list[np.ndarray]]) -> int:
@@ -246,43 +275,35 @@ class Partition:
         out. Returns how many positions this decided."""
         decided = 0
         for stm in (0, 1):
-            batches = [pair[stm] for pair in incoming if len(pair[stm])]
-            if not batches:
-                continue
-            preds = np.concatenate(batches) if len(batches) > 1 else batches[0]
-            if self.ply % 2 == 1:
-                new = K.apply_wins(self.val[stm], self.lo, preds, self.ply)
-            else:
-                new, later, later_ply = K.apply_losses(self.val[stm], self.cnt[stm], self.lo, preds, self.ply)
-                self._defer(stm, later, later_ply)
-            self.next_frontier[stm].append((new - self.lo).astype(self.offset_type))
-            decided += len(new)
+            for pair in incoming:
+                if len(pair[stm]):
+                    decided += self._apply(stm, pair[stm])
         return decided
 
     def end_ply(self) -> int:
         """Decide what captures and promotions decide at this ply, make the positions
-        decided at this ply the frontier and move to the next ply. Returns how many the
-        exits decided."""
+        decided at this ply the frontier and move to the next ply. Returns how many this
+        partition decided at this ply, but for :meth:`apply`'s."""
         ply = self.ply
-        due: list[list[np.ndarray]] = [[], []]
-        for stm, idx in self.pending.pop(ply, []):
-            due[stm].append(idx)
+        decided = self.decided
         if ply <= K.MAX_DEPTH:
+            now, won = K.TENT_WIN | np.uint16(ply), K.DECIDED | np.uint16(ply)
             for (stm, sl), hist in self.exit_wins.items():
                 if hist[ply]:
                     lo, hi = self.scheme.slice_range(sl)
-                    due[stm].append(np.flatnonzero(self.val[stm][lo - self.lo:hi - self.lo]
-                                                   == (K.TENT_WIN | np.uint16(ply))) + lo)
-        decided = 0
-        for stm in (0, 1):
-            parts = self.next_frontier[stm]
-            for idx in due[stm]:
-                new = K.decide_pending(self.val[stm], self.lo, idx, ply)
-                parts.append((new - self.lo).astype(self.offset_type))
-                decided += len(new)
-            self.frontier[stm] = np.concatenate(parts) if parts else np.zeros(0, dtype=self.offset_type)
-            self.cursor[stm] = 0
-            self.next_frontier[stm] = []
+                    val = self.val[stm][lo - self.lo:hi - self.lo]
+                    hit = val == now
+                    val[hit] = won
+                    n = int(np.count_nonzero(hit))
+                    self.hits[stm][sl - self.first] += n
+                    decided += n
+        for stm, offsets in self.exit_losses.pop(ply, []):
+            preds = offsets.astype(np.int64) + self.lo
+            decided += K.apply_predecessors(self.val[stm], self.lo, preds, ply, False, self.first, self.span,
+                                            self.hits[stm])
+        self.hits_prev, self.hits = self.hits, [np.zeros_like(h) for h in self.hits_prev]
+        self.cursor = [0, 0]
+        self.decided = 0
         self.ep_expanded = [False, False]
         self.ply = ply + 1
         return decided
@@ -290,16 +311,16 @@ class Partition:
     def last_pending_ply(self) -> int:
         """The last ply at which an exit or an en-passant vertex still decides something."""
         wins = max((int(np.flatnonzero(h)[-1]) for h in self.exit_wins.values() if h.any()), default=-1)
-        return max(max(self.pending, default=-1), max(self.ep_due, default=-2) + 1, wins)
+        return max(max(self.exit_losses, default=-1), max(self.ep_due, default=-2) + 1, wins)
 
     def state(self) -> dict[str, np.ndarray]:
         """Everything needed to go on from the end of the last ply (call it between plies),
         as named arrays: what a checkpoint stores."""
-        st = {"ply": np.array(self.ply), "lo": np.array(self.lo), "hi": np.array(self.hi)}
-        for stm in (0, 1):
-            st[f"val{stm}"], st[f"cnt{stm}"], st[f"frontier{stm}"] = self.val[stm], self.cnt[stm], self.frontier[stm]
+        st = {"format": np.array(STATE_FORMAT), "ply": np.array(self.ply), "lo": np.array(self.lo),
+              "hi": np.array(self.hi), "val0": self.val[0], "val1": self.val[1]}
         st.update(_pack("exit_wins", [(stm, sl, (h,)) for (stm, sl), h in self.exit_wins.items()]))
-        st.update(_pack("pending", [(ply, stm, (idx,)) for ply, items in self.pending.items() for stm, idx in items]))
+        st.update(_pack("exit_losses", [(ply, stm, (idx,)) for ply, items in self.exit_losses.items()
+                                        for stm, idx in items]))
         st.update(_pack("ep", [(stm, 0, arrays) for stm, arrays in self.ep.items()]))
         st.update(_pack("ep_due", [(ply, stm, arrays) for ply, items in self.ep_due.items()
                                    for stm, *arrays in items]))
@@ -307,25 +328,31 @@ class Partition:
 
     def restore(self, st: dict[str, np.ndarray]) -> None:
         """Continue from a :meth:`state` of a partition with the same slices."""
+        if "format" not in st or int(st["format"]) != STATE_FORMAT:
+            raise CorruptCheckpointError(f"state of format {int(st['format']) if 'format' in st else 1}, "
+                                         f"not {STATE_FORMAT} (written by another version)")
         if (int(st["lo"]), int(st["hi"])) != (self.lo, self.hi):
             raise ValueError(f"state of indices [{int(st['lo'])}, {int(st['hi'])}) given to the partition "
                              f"of [{self.lo}, {self.hi})")
         self._reset()
         self.ply = int(st["ply"])
-        for stm in (0, 1):
-            self.val[stm], self.cnt[stm] = st[f"val{stm}"], st[f"cnt{stm}"]
-            self.frontier[stm] = st[f"frontier{stm}"].astype(self.offset_type, copy=False)
+        self.val = [st["val0"], st["val1"]]
         self.exit_wins = {(stm, sl): h for stm, sl, (h,) in _unpack("exit_wins", st)}
-        for ply, stm, (idx,) in _unpack("pending", st):
-            self.pending.setdefault(ply, []).append((stm, idx))
+        for ply, stm, (idx,) in _unpack("exit_losses", st):
+            self.exit_losses.setdefault(ply, []).append((stm, idx))
         self.ep = {stm: arrays for stm, _, arrays in _unpack("ep", st)}
         for ply, stm, arrays in _unpack("ep_due", st):
             self.ep_due.setdefault(ply, []).append((stm, *arrays))
+        target = K.DECIDED | np.uint16(self.ply - 1)
+        for stm in (0, 1):
+            for sl in self.slices:
+                lo, hi = self.scheme.slice_range(sl)
+                self.hits_prev[stm][sl - self.first] = np.count_nonzero(self.val[stm][lo - self.lo:hi - self.lo]
+                                                                        == target)
 
     def finish(self, folder: Path | None) -> list[ShardInfo]:
         """Turn undecided positions into draws; write one shard per (side, slice) when
         ``folder`` is given."""
-        self.cnt = [np.empty(0, dtype=np.uint8)] * 2
         infos = []
         for stm in (0, 1):
             K.finalize(self.val[stm])

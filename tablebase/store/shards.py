@@ -200,16 +200,21 @@ def read_shard_values(folder: Path, info: ShardInfo, material: str, *, hash_chec
     return from_wdl_dtm(wdl, dtm, legal)
 
 
-def load_table(folder: Path, material: str, *, hash_check: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Final values of a complete table, one uint16 array per side to move (White, Black)."""
+def load_table(folder: Path, material: str, *, hash_check: bool = True,
+               into: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Final values of a complete table, one uint16 array per side to move (White, Black),
+    written into the arrays ``into`` when given (so that a caller that gathers tables
+    holds no second copy)."""
     manifest = read_manifest(folder)
     if manifest is None:
         raise FileNotFoundError(f"{folder}: no manifest.json: table {material} is missing or incomplete")
     if manifest.material != material:
         raise CorruptTableError(f"{folder}: manifest is for {manifest.material}, not {material}")
     out = []
-    for side in SIDES:
-        val = np.full(manifest.index_size, 0xFFFF, dtype=np.uint16)
+    for i, side in enumerate(SIDES):
+        if into is not None and len(into[i]) != manifest.index_size:
+            raise ValueError(f"{material}: {manifest.index_size} values per side, room for {len(into[i])}")
+        val = np.full(manifest.index_size, 0xFFFF, dtype=np.uint16) if into is None else into[i]
         covered = 0
         for info in manifest.shards:
             if info.side == side:
