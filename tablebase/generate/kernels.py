@@ -28,8 +28,7 @@ from numba import njit
 from ..endgame.board import ON_DIAGONAL, ON_LONG_DIAGONAL
 from ..endgame.index import D_N, D_PAWNFUL, decode, leaf
 from ..endgame.movegen import (MAX_MOVES, SQ_BIT, _predecessors_into, _successors_into, _walk_to, attacked,
-                               ep_exits, ep_predecessors, grow, in_check, setup_board, successors, unique_small,
-                               walk_to, is_legal)
+                               ep_exits, ep_predecessors, grow, setup_board, successors, unique_small)
 
 DRAW = np.uint16(0)
 DECIDED = np.uint16(0x1000)
@@ -117,10 +116,10 @@ def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdes
     return qs[:k], ps[:k], wins[:k], draws[:k], losses[:k], moves[:k], bad_exits
 
 
-@njit(cache=True)
+@leaf
 def _has_moves(desc, sq, stm, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-               o_sub, o_stm, o_idx, o_ep):
-    board = np.empty(64, dtype=np.int64)
+               o_sub, o_stm, o_idx, o_ep, board):
+    """Whether ``stm`` has a legal move in ``sq`` (``board``: scratch space of 64)."""
     setup_board(desc, sq, board)
     return successors(desc, sq, -1, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                       o_sub, o_stm, o_idx, o_ep) > 0
@@ -357,18 +356,29 @@ def verify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
     e_stm = np.empty(MAX_MOVES, dtype=np.int64)
     e_idx = np.empty(MAX_MOVES, dtype=np.int64)
     e_ep = np.empty(MAX_MOVES, dtype=np.int64)
+    board2 = np.empty(64, dtype=np.int64)
     bad = np.empty(hi - lo, dtype=np.int64)
+    nbad = _verify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff,
+                        sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx, e_ep, bad)
+    return bad[:nbad]
+
+
+@leaf
+def _verify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff,
+                 sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx, e_ep, bad):
+    """:func:`verify_slice` with its scratch arrays, one compiled loop like init's; returns
+    how many offsets it wrote to ``bad``."""
     nbad = 0
     for x in range(lo, hi):
         j = x - lo
-        occ = walk_to(desc, x, x == lo, sq, board, tmp)
-        if occ == 0 or not is_legal(desc, sq, stm, occ):
+        occ = _walk_to(desc, x, x == lo, sq, board, tmp)
+        if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):
             if own[j] != ILLEGAL:
                 bad[nbad] = j
                 nbad += 1
             continue
-        m = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                       o_sub, o_stm, o_idx, o_ep)
+        m = _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                             o_sub, o_stm, o_idx, 0, o_ep, True)
         # Expected value: win in 1 + min over lost successors, else draw if any successor
         # is not a win for the opponent, else loss in 1 + max; no move: mate or stalemate.
         best_win = MAX_DEPTH + 1
@@ -386,7 +396,7 @@ def verify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
                               e_sub, e_stm, e_idx)
                 w, dr, ls, nb = _exit_summary(subvals, suboff, e_sub, e_stm, e_idx, ne)
                 q_moves = _has_moves(desc, sq, 1 - stm, occ2, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                                     e_sub, e_stm, e_idx, e_ep)
+                                     e_sub, e_stm, e_idx, e_ep, board2)
                 sq[i] = frm
                 v = ILLEGAL if nb else ep_vertex_value(other[o_idx[k]], q_moves, w, dr, ls)
             elif o_sub[k] < 0:
@@ -405,7 +415,7 @@ def verify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
                 else:
                     worst_loss = max(worst_loss, d + 1)
         if m == 0:
-            expect = DECIDED if in_check(desc, sq, stm, occ) else DRAW
+            expect = DECIDED if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else DRAW
         elif best_win < 0:
             expect = ILLEGAL
         elif best_win <= MAX_DEPTH:
@@ -417,7 +427,7 @@ def verify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
         if own[j] != expect:
             bad[nbad] = j
             nbad += 1
-    return bad[:nbad]
+    return nbad
 
 
 def to_wdl_dtm(val: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
