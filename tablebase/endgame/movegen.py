@@ -247,6 +247,28 @@ def _put(out_sub, out_stm, out_idx, k, sub, side, idx, out_ep, k0, ep, want_ep):
 
 
 @njit(cache=True, inline="always")
+def _king_move_index(desc, sq, kings, tmp, have):
+    """Index of ``sq`` with its kings moved to ``kings`` (``wk * 64 + bk``): the other pieces
+    stay, so the index is the new king pair's (table lookups) and the rest under that
+    pair's symmetry. A few symmetries cover all king moves of a position: each rest is
+    computed once, in ``tmp[8 + symmetry]``, and ``have`` (returned updated) says which are."""
+    pair = KING_PAIR[desc[D_PAWNFUL], kings]
+    t = pair & 15
+    s = t & 7
+    if not (have >> s) & 1:
+        tmp[8 + s] = rest_under(desc, sq, s, tmp)
+        have |= 1 << s
+    r = tmp[8 + s]
+    if t & 8:
+        s ^= 4
+        if not (have >> s) & 1:
+            tmp[8 + s] = rest_under(desc, sq, s, tmp)
+            have |= 1 << s
+        r = min(r, tmp[8 + s])
+    return (pair >> 4) * desc[D_R] + r, have
+
+
+@njit(cache=True, inline="always")
 def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                      out_sub, out_stm, out_idx, k, out_ep, want_ep):
     """:func:`successors` writing from position ``k`` of ``out_sub``/``out_stm``/``out_idx``
@@ -379,10 +401,7 @@ def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm
         # Quiet moves, one tight loop per case.
         quiet = targets & ~occ
         if i < 2:
-            # A king move keeps the other pieces, so its index is the new king pair's
-            # (table lookups) and the rest under that pair's symmetry, which a few
-            # symmetries cover: each is computed once, in tmp[8 + symmetry]
-            # (``have``: which are).
+            # A king move keeps the other pieces: see _king_move_index.
             have = 0
             if decoded:
                 tmp[8] = rest
@@ -391,21 +410,8 @@ def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm
             while quiet:
                 to = _lsb(quiet)
                 quiet &= quiet - np.uint64(1)
-                pair = KING_PAIR[pawnful, to * 64 + other if i == 0 else other * 64 + to]
-                t = pair & 15
-                s = t & 7
-                if not (have >> s) & 1:
-                    tmp[8 + s] = rest_under(desc, sq, s, tmp)
-                    have |= 1 << s
-                r = tmp[8 + s]
-                if t & 8:
-                    s ^= 4
-                    if not (have >> s) & 1:
-                        tmp[8 + s] = rest_under(desc, sq, s, tmp)
-                        have |= 1 << s
-                    r = min(r, tmp[8 + s])
-                k = _put(out_sub, out_stm, out_idx, k, -1, them, (pair >> 4) * r_size + r,
-                         out_ep, k0, -2, want_ep)
+                to_idx, have = _king_move_index(desc, sq, to * 64 + other if i == 0 else other * 64 + to, tmp, have)
+                k = _put(out_sub, out_stm, out_idx, k, -1, them, to_idx, out_ep, k0, -2, want_ep)
         elif step and not diag:
             base = x - frm * step
             while quiet:
@@ -627,20 +633,8 @@ def _predecessors_into(desc, sq, x, stm, board, occ, tmp, out_idx, distinct):
             while sources:
                 frm = _lsb(sources)
                 sources &= sources - np.uint64(1)
-                pair = KING_PAIR[pawnful, frm * 64 + other if i == 0 else other * 64 + frm]
-                ts = pair & 15
-                s = ts & 7
-                if not (have >> s) & 1:
-                    tmp[8 + s] = rest_under(desc, sq, s, tmp)
-                    have |= 1 << s
-                r = tmp[8 + s]
-                if ts & 8:
-                    s ^= 4
-                    if not (have >> s) & 1:
-                        tmp[8 + s] = rest_under(desc, sq, s, tmp)
-                        have |= 1 << s
-                    r = min(r, tmp[8 + s])
-                out_idx[k] = (pair >> 4) * r_size + r
+                out_idx[k], have = _king_move_index(desc, sq, frm * 64 + other if i == 0 else other * 64 + frm, tmp,
+                                                    have)
                 k += 1
             kings = k
             continue
