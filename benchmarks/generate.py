@@ -7,7 +7,9 @@ end and for the backward passes alone, scheduled as the generator does it on a l
 instance with ``--workers`` CPUs (a table of more than 8M positions per side is split
 over that many actors; a smaller one runs whole in one task),
 positions per second, the peak RSS of a one-process run (``--local``, in a subprocess)
-and its bytes per index position, and bits per position on disk. Sub-tables are
+and its bytes per index position, the same above that process's own memory before the
+table (``process``: Python, numpy, pyarrow, the compiled kernels), and bits per position
+on disk. Sub-tables are
 generated first and not timed.
 
 Baseline, measured in the same run: the generic path on KQvKR, i.e. building the
@@ -57,15 +59,23 @@ def baseline_explicit(out: Path) -> float:
     return time.perf_counter() - t
 
 
-def peak_rss_local(out: Path, key: str) -> int:
-    """Peak RSS (bytes) of a one-process generation of ``key`` in a fresh interpreter."""
+def peak_rss_local(out: Path, key: str) -> tuple[int, int]:
+    """Peak RSS (bytes) of a one-process generation of ``key`` in a fresh interpreter, and
+    that process's RSS just before it: Python, numpy, pyarrow and the compiled kernels,
+    loaded by generating a small table first."""
     shutil.rmtree(out / key, ignore_errors=True)
-    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across fork+exec.
-    code = ("from tablebase.cli import main; "
-            f"main(['generate', {key!r}, '--out', {str(out)!r}, '--local']); "
-            "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across fork+exec;
+    # writing 5 to clear_refs starts VmHWM again from the present RSS.
+    code = ("import tempfile; from tablebase.cli import main\n"
+            "def status(field): return int([l.split()[1] for l in open('/proc/self/status') "
+            "if l.startswith(field)][0]) * 1024\n"
+            "with tempfile.TemporaryDirectory() as warm: main(['generate', 'KQvK', '--out', warm, '--local'])\n"
+            "base = status('VmRSS'); open('/proc/self/clear_refs', 'w').write('5')\n"
+            f"main(['generate', {key!r}, '--out', {str(out)!r}, '--local'])\n"
+            "print(status('VmHWM'), base)")
     done = subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, capture_output=True, text=True)
-    return int(done.stdout.split()[-1]) * 1024
+    peak, base = map(int, done.stdout.split()[-2:])
+    return peak, base
 
 
 def main() -> None:
@@ -82,16 +92,17 @@ def main() -> None:
     generate_on_ray(subs, out, workers=args.workers)
 
     print(f"{'table':8} {'positions':>12} {'end-to-end s':>12} {'passes s':>9} {'Mpos/s':>7} "
-          f"{'peak RSS':>9} {'B/pos':>6} {'disk MB':>8} {'bits/pos':>8}")
+          f"{'peak RSS':>9} {'B/pos':>6} {'process':>8} {'B/pos above':>11} {'disk MB':>8} {'bits/pos':>8}")
     for key in args.materials:
         positions = 2 * IndexScheme.of(key).size
-        rss = 0 if args.no_rss else peak_rss_local(out, key)
+        rss, base = (0, 0) if args.no_rss else peak_rss_local(out, key)
         shutil.rmtree(out / key, ignore_errors=True)
         t = time.perf_counter()
         (stats,) = [s for s in generate_on_ray([key], out, workers=args.workers) if s.material == key]
         wall = time.perf_counter() - t
         print(f"{key:8} {positions:12,d} {wall:12.1f} {stats.pass_seconds:9.1f} {positions / wall / 1e6:7.2f} "
-              f"{rss / 1e9:8.2f}G {rss / positions:6.2f} {stats.bytes / 1e6:8.2f} {8 * stats.bytes / positions:8.2f}",
+              f"{rss / 1e9:8.2f}G {rss / positions:6.2f} {base / 1e6:6.0f}MB {(rss - base) / positions:11.2f} "
+              f"{stats.bytes / 1e6:8.2f} {8 * stats.bytes / positions:8.2f}",
               flush=True)
         if key == "KQvKR":
             base = baseline_explicit(out)

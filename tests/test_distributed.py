@@ -19,7 +19,7 @@ import pytest
 from tablebase.distributed.executor import PARTITIONS_PER_WORKER
 from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.material import dependency_order
-from tablebase.generate.pipeline import LocalPartitions, generate_table, load_subtables, run_passes
+from tablebase.generate.pipeline import LocalPartitions, generate_table, run_passes
 from tablebase.store.checkpoint import checkpoint_folder, read_checkpoint
 from tablebase.store.shards import load_table, read_manifest
 
@@ -58,12 +58,11 @@ def test_checkpoint_resume_gives_the_same_values(tables_34, tmp_path, key, parti
     """Stopped after a ply, a table restarts from its checkpoint (values, counters, frontier,
     deferred exits, en-passant vertices) in fresh partitions and ends with the same values."""
     folder = with_subtables(tables_34, tmp_path, key)
-    subs = load_subtables(folder, key)
     cps = checkpoint_folder(folder / key)
     with pytest.raises(Stop):
-        run_passes(key, LocalPartitions(key, subs, partitions), stop_at(stop), checkpoints=cps, checkpoint_seconds=0)
+        run_passes(key, LocalPartitions(key, folder, partitions), stop_at(stop), checkpoints=cps, checkpoint_seconds=0)
     assert read_checkpoint(cps, key).ply == stop - 1
-    parts = LocalPartitions(key, subs, partitions)
+    parts = LocalPartitions(key, folder, partitions)
     stats = run_passes(key, parts, checkpoints=cps, checkpoint_seconds=0)
     assert stats.resumed_from == stop - 1
     parts.finish(None)
@@ -75,10 +74,10 @@ def test_checkpoint_of_other_partitions_or_corrupted_is_ignored(tables_34, tmp_p
     folder = with_subtables(tables_34, tmp_path, key)
     cps = checkpoint_folder(folder / key)
     with pytest.raises(Stop):
-        run_passes(key, LocalPartitions(key, load_subtables(folder, key), 2), stop_at(6), checkpoints=cps,
+        run_passes(key, LocalPartitions(key, folder, 2), stop_at(6), checkpoints=cps,
                    checkpoint_seconds=0)
     # Written for 2 partitions: a 3-partition run starts over.
-    assert run_passes(key, LocalPartitions(key, load_subtables(folder, key), 3), checkpoints=cps).resumed_from == 0
+    assert run_passes(key, LocalPartitions(key, folder, 3), checkpoints=cps).resumed_from == 0
     state = cps / read_checkpoint(cps, key).states[1].file
     state.write_bytes(state.read_bytes()[:-10])
     stats = generate_table(folder, key, num_partitions=2, checkpoint_seconds=0)

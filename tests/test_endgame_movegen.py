@@ -182,6 +182,21 @@ def test_every_exit_of_kpvk_is_reached():
     assert reached == {"KPvK", "KQvK", "KRvK", "KBvK", "KNvK", "KvK"}
 
 
+@pytest.mark.parametrize("key", ["KQvKR", "KRvKR", "KPvKP", "KQvKP", "KPPvK", "KBNvK"])
+@pytest.mark.parametrize("stm", [0, 1])
+def test_sides_reached_are_the_exits_of_every_position(key, stm):
+    """Init holds only the sub-table sides ``sides_reached`` names: they must be exactly
+    the (sub-table, side to move) pairs of the exits of every position. Whole tables."""
+    table = Table(key)
+    reached = set()
+    for s in range(table.scheme.num_slices):
+        _, sub, side, _, _ = table.successors(stm, *table.scheme.slice_range(s))
+        pairs = np.unique(sub[sub >= 0] * 2 + side[sub >= 0])
+        reached |= {(int(p) // 2, int(p) % 2) for p in pairs}
+    assert reached == set(table.exits.sides_reached(stm))
+    assert reached or (key, stm) == ("KBNvK", 0)  # White takes nothing there
+
+
 @pytest.mark.parametrize("key", list(SAMPLES))
 @pytest.mark.parametrize("stm", [0, 1])
 def test_moves_and_flags_of_random_positions(key, stm):

@@ -21,6 +21,7 @@ from tablebase.generate.kernels import DECIDED, ILLEGAL
 from tablebase.generate.pipeline import (LocalPartitions, generate, generate_table, load_subtables, run_passes,
                                         write_table_manifest)
 from tablebase.generate.verify import verify_table
+from tablebase.generate.worker import GenerationError
 from tablebase.store.shards import load_table, read_manifest, table_complete
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +58,7 @@ def test_verify_catches_a_wrong_value(tables_34, tmp_path):
     w, b = load_table(tmp_path / "KQvK", "KQvK")
     x = int(np.flatnonzero((b & np.uint16(0xF000)) == DECIDED)[100])
     b[x] += 2
-    parts = LocalPartitions("KQvK", load_subtables(tmp_path, "KQvK"))
+    parts = LocalPartitions("KQvK", tmp_path)
     parts.parts[0].val = [w, b]
     write_table_manifest(tmp_path, "KQvK", parts.finish(tmp_path / "KQvK"))
     result = verify_table(tmp_path, "KQvK")
@@ -74,10 +75,21 @@ def test_longest_mates_are_the_known_ones(tables_34):
         assert d[d % 2 == 1].max() == plies, key
 
 
+def test_init_refuses_subtables_without_the_sides_its_exits_reach(tables_34):
+    """Init holds only the sub-table sides one side's exits reach; handed the other side's,
+    it says so instead of reading values that are not there."""
+    key = "KQvKR"
+    assert load_subtables(tables_34, key, 0).offsets.tolist() != load_subtables(tables_34, key, 1).offsets.tolist()
+    part = LocalPartitions(key, tables_34).parts[0]
+    with pytest.raises(GenerationError, match="not loaded"):
+        part.init(0, load_subtables(tables_34, key, 1))
+    assert part.init(0, load_subtables(tables_34, key, 0))["legal"] > 0
+
+
 def test_values_do_not_depend_on_partitioning(tables_34):
     """Three partitions exchanging frontiers give the values of the one-partition run."""
     key = "KRvKP"
-    parts = LocalPartitions(key, load_subtables(tables_34, key), 3)
+    parts = LocalPartitions(key, tables_34, 3)
     assert len(parts.parts) == 3
     run_passes(key, parts)
     parts.finish(None)

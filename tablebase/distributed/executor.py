@@ -19,8 +19,9 @@ from ray.exceptions import ActorDiedError, RayActorError, RayError
 
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
-from ..generate.pipeline import PartitionLost, Progress, TableStats, generate_table, skipped_stats
-from ..generate.worker import SPLIT_ABOVE, GenerationError, Partition, SubtableValues, partition_bounds, table_memory
+from ..generate.pipeline import (PartitionLost, Progress, TableStats, generate_table, init_order, load_subtables,
+                                 skipped_stats)
+from ..generate.worker import SPLIT_ABOVE, GenerationError, Partition, partition_bounds, table_memory
 from ..store.checkpoint import StateFile, read_state, write_state
 from ..store.shards import ShardInfo, table_complete
 
@@ -86,10 +87,9 @@ def check_memory(keys: list[str], resources: dict, workers: int, split_above: in
 class RayPartitions:
     """A table's partitions as Ray actors, one per worker, spread over the nodes."""
 
-    def __init__(self, key: str, subtables: SubtableValues, num_partitions: int):
+    def __init__(self, key: str, out: Path, num_partitions: int):
+        self.key, self.out = key, Path(out)
         self.bounds = partition_bounds(IndexScheme.of(key), num_partitions * PARTITIONS_PER_WORKER)
-        # Passed to init, not to the constructor: a restarted actor gets only plain arguments.
-        self.subtables = ray.put(subtables)
         self.n = len(self.bounds) - 1
         self.actors = [PartitionActor.options(name=f"{key}/partition-{p}", scheduling_strategy="SPREAD")
                        .remote(key, self.bounds[p], self.bounds[p + 1], self.bounds) for p in range(self.n)]
@@ -126,7 +126,14 @@ class RayPartitions:
         return self._get([a.peak_memory.remote() for a in self.actors])
 
     def init(self) -> list[dict]:
-        return self._get([a.init.remote(self.subtables) for a in self.actors])
+        """Each side in turn: the driver reads the sub-table values that side's exits reach
+        and puts them in the object store once, for every actor of the node to share."""
+        stats = []
+        for stm in init_order(self.key):
+            subtables = ray.put(load_subtables(self.out, self.key, stm))
+            stats += self._get([a.init.remote(stm, subtables) for a in self.actors])
+            del subtables
+        return stats
 
     def superstep(self, ply: int) -> int:
         decided = 0

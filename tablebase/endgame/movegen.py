@@ -104,6 +104,17 @@ class ExitMap:
             subdesc[i] = make_descriptor(m)
         return cls(material, subs, subdesc, exit_id, exit_flip, exit_perm)
 
+    def sides_reached(self, stm: int) -> list[tuple[int, int]]:
+        """The (sub-table, side to move) pairs that the captures and promotions of side
+        ``stm`` lead to: all that its exits read (half the sub-tables' values or less)."""
+        colours = [colour for colour, _ in self.material.pieces()]
+        reached = set()
+        for (cap, pslot, promo), sid in np.ndenumerate(self.exit_id):
+            if sid < 0 or (cap > 0 and colours[cap - 1] == stm) or (pslot > 0 and colours[pslot - 1] != stm):
+                continue
+            reached.add((int(sid), (1 - stm) ^ int(self.exit_flip[cap, pslot, promo])))
+        return sorted(reached)
+
 
 @functools.lru_cache(maxsize=None)
 def _exit_map(key: str) -> ExitMap:

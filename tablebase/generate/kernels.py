@@ -5,10 +5,13 @@ Values live in one uint16 per position (this module owns that encoding):
 * ``DECIDED + d``: decided at ply ``d``; the side to move wins if ``d`` is odd (it mates
   in ``d`` plies) and loses if ``d`` is even (``d = 0``: checkmated). This is Romano's
   ``d_g`` for the winner ``g``.
-* ``1 .. CANT_LOSE - 1``: not decided yet, and this many ways out are not known to lose:
-  the moves that stay in the table, to distinct successors, not yet known to win for the
-  opponent, plus one for the captures and promotions when they all lose (that one goes
-  at the ply the slowest of them names). At 0 the position is lost.
+* ``1 .. MAX_WAYS``: not decided yet, and this many ways out are not known to lose: the
+  moves that stay in the table, to distinct successors, not yet known to win for the
+  opponent. At 0 the position is lost.
+* ``exit_loss_code(e) + c``: the same count ``c``, plus one for the captures and
+  promotions, which all lose, the slowest in ``e`` plies (``e`` is even): that way out
+  goes at ply ``e`` (:func:`settle_exits`). The ply lives in the value rather than in a
+  list, so it costs no memory.
 * ``CANT_LOSE``: not decided, with a drawing way out (a capture, a promotion, stalemate):
   a draw unless a win is found.
 * ``TENT_WIN + e``: not decided, but a capture or promotion wins in ``e`` plies, so the
@@ -38,13 +41,24 @@ KIND_MASK = np.uint16(0xF000)
 DEPTH_MASK = np.uint16(0x0FFF)
 MAX_DEPTH = 0x0FFF
 CANT_LOSE = np.uint16(0x00FF)
+#: Most ways out a value counts (7 bits, so that a count fits beside an exit's ply).
+MAX_WAYS = 0x7F
+EXIT_LOSS = np.uint16(0x2000)
+#: Slowest losing exit a value holds: exit_loss_code(MAX_EXIT_LOSS) + MAX_WAYS is 0x7FFF.
+MAX_EXIT_LOSS = 382
+
+
+@njit(cache=True, inline="always")
+def exit_loss_code(e):
+    """Base of the values that count ways out plus a losing exit settled at (even) ply ``e``."""
+    return EXIT_LOSS + np.uint16(e << 6)
 
 
 @njit(cache=True, inline="always")
 def _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m):
     """Over the exits among ``m`` moves, from the mover's side: the fastest win (MAX_DEPTH + 1
     if none), whether one draws, the slowest loss (0 if none), and how many exits reach a
-    position their sub-table marks illegal."""
+    position their sub-table marks illegal (or a side of it not loaded: offset -1)."""
     best_win = MAX_DEPTH + 1
     worst_loss = 0
     has_draw = False
@@ -53,7 +67,8 @@ def _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m):
         sid = o_sub[k]
         if sid < 0:
             continue
-        v = subvals[suboff[sid, o_stm[k]] + o_idx[k]]
+        off = suboff[sid, o_stm[k]]
+        v = ILLEGAL if off < 0 else subvals[off + o_idx[k]]
         if v == ILLEGAL:
             bad += 1
         elif v == DRAW:
@@ -161,13 +176,14 @@ def _king_move_repeats(idx, is_king, n):
 
 
 @njit(cache=True)
-def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, exit_loss):
+def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, settles):
     """First stage: classify every index of ``[lo, hi)`` and read its exits.
 
-    Writes ``val`` and ``exit_loss`` (length ``hi - lo``): the ply at which the captures and
-    promotions, all losing, count as a way out lost (0: none). Returns the number of
-    exits that led to a position the sub-table marks illegal (a bug or a corrupted
-    sub-table: must be 0) and of positions with more ways out than a value holds.
+    Writes ``val`` and ``settles`` (length ``hi - lo``): the ply at which the exits decide
+    something (:func:`settle_exits`: a capture or promotion wins, or the last losing one
+    goes), 0 for none. Returns the number of exits that led to a position the sub-table
+    marks illegal (a bug or a corrupted sub-table: must be 0) and of positions with more
+    ways out, or a slower losing exit, than a value holds.
     """
     sq = np.empty(16, dtype=np.int64)
     tmp = np.empty(16, dtype=np.int64)
@@ -179,12 +195,12 @@ def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
     o_ep = np.empty(MAX_MOVES, dtype=np.int64)
     inside = np.empty(MAX_MOVES, dtype=np.int64)
     is_king = np.empty(MAX_MOVES, dtype=np.bool_)
-    return _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, exit_loss,
+    return _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, settles,
                       sq, tmp, sub_sq, board, o_sub, o_stm, o_idx, o_ep, inside, is_king)
 
 
 @leaf
-def _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, exit_loss,
+def _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, settles,
                sq, tmp, sub_sq, board, o_sub, o_stm, o_idx, o_ep, inside, is_king):
     """:func:`init_slice` with its scratch arrays: one compiled loop, the move generation
     inlined (a call per position passes each array as seven words)."""
@@ -192,7 +208,7 @@ def _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
     overflow = 0
     for x in range(lo, hi):
         j = x - lo
-        exit_loss[j] = 0
+        settles[j] = 0
         occ = _walk_to(desc, x, x == lo, sq, board, tmp)
         if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):
             val[j] = ILLEGAL
@@ -212,6 +228,7 @@ def _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
         bad_exits += bad
         if best_win <= MAX_DEPTH:
             val[j] = TENT_WIN | np.uint16(best_win)
+            settles[j] = best_win
         elif has_draw:
             val[j] = CANT_LOSE
         else:
@@ -225,11 +242,15 @@ def _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
                 ways = n_in - _king_move_repeats(inside, is_king, n_in)
             if worst_loss > 0:
                 ways += 1
-                exit_loss[j] = worst_loss
-            if ways >= CANT_LOSE:
+            if ways > MAX_WAYS or worst_loss > MAX_EXIT_LOSS:
                 overflow += 1
-                ways = CANT_LOSE - 1
-            val[j] = ways
+                ways = min(ways, MAX_WAYS)
+                worst_loss = min(worst_loss, MAX_EXIT_LOSS)
+            if worst_loss > 0:
+                val[j] = exit_loss_code(worst_loss) + np.uint16(ways)
+                settles[j] = worst_loss
+            else:
+                val[j] = ways
     return bad_exits, overflow
 
 
@@ -244,7 +265,7 @@ def _apply_one(other, j, ply, win):
             return False
         other[j] = DECIDED | np.uint16(ply)
         return True
-    if v == 0 or v >= CANT_LOSE:  # decided, can't lose, a capture wins, illegal
+    if not (0 < v < CANT_LOSE or EXIT_LOSS <= v < TENT_WIN):  # decided, can't lose, wins, illegal
         return False
     if v == 1:
         other[j] = DECIDED | np.uint16(ply)
@@ -267,7 +288,9 @@ def retro_step(desc, stm, frontier, lo, hi, other, ply, first_slice, span, hits)
     tmp = np.empty(16, dtype=np.int64)
     board = np.full(64, -1, dtype=np.int64)  # kept from position to position: see _retro_loop
     buf = np.empty(MAX_MOVES, dtype=np.int64)
-    remote = np.empty(max(MAX_MOVES, frontier.shape[0]), dtype=np.int64)
+    # Grown as needed: the caller keeps what this returns, so it should not pin more than
+    # about twice that (most un-moves of a partition land in it).
+    remote = np.empty(4 * MAX_MOVES, dtype=np.int64)
     done = 0
     decided = 0
     n_remote = 0
@@ -324,6 +347,31 @@ def apply_predecessors(other, lo, preds, ply, win, first_slice, span, hits):
         if _apply_one(other, y - lo, ply, win):
             hits[y // span - first_slice] += 1
             decided += 1
+    return decided
+
+
+@njit(cache=True)
+def settle_exits(val, ply):
+    """What the exits decide at ``ply`` in ``val``: at an odd ply a capture or promotion
+    wins; at an even one the slowest of all-losing exits goes as a way out (and the
+    position is lost if it was the last). Returns how many positions this decided."""
+    decided = 0
+    if ply % 2 == 1:
+        now = TENT_WIN | np.uint16(ply)
+        for j in range(val.shape[0]):
+            if val[j] == now:
+                val[j] = DECIDED | np.uint16(ply)
+                decided += 1
+    else:
+        base = exit_loss_code(ply)
+        for j in range(val.shape[0]):
+            v = val[j]
+            if base <= v <= base + MAX_WAYS:
+                if v == base + 1:
+                    val[j] = DECIDED | np.uint16(ply)
+                    decided += 1
+                else:
+                    val[j] = v - base - np.uint16(1)
     return decided
 
 
@@ -402,7 +450,8 @@ def _verify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
             elif o_sub[k] < 0:
                 v = other[o_idx[k]]
             else:
-                v = subvals[suboff[o_sub[k], o_stm[k]] + o_idx[k]]
+                off = suboff[o_sub[k], o_stm[k]]
+                v = ILLEGAL if off < 0 else subvals[off + o_idx[k]]
             if v == ILLEGAL:
                 any_draw = True  # impossible successor: force a mismatch below
                 best_win = -1

@@ -23,10 +23,11 @@ import pyarrow as pa
 from .. import __version__
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
+from ..endgame.movegen import ExitMap
 from ..store.checkpoint import (Checkpoint, CorruptCheckpointError, StateFile, checkpoint_folder, read_checkpoint,
                                 read_state, remove_checkpoints, write_checkpoint, write_state)
-from ..store.shards import ShardInfo, TableManifest, load_table, read_manifest, table_complete, write_manifest
-from .worker import GenerationError, Partition, SubtableValues, partition_bounds
+from ..store.shards import ShardInfo, TableManifest, load_side, read_manifest, table_complete, write_manifest
+from .worker import GenerationError, Partition, SubtableValues, partition_bounds, subtable_reads
 
 log = logging.getLogger(__name__)
 
@@ -66,11 +67,12 @@ class Partitions(Protocol):
 
 
 class LocalPartitions:
-    """Every partition in this process (tests, small tables, the body of a Ray task)."""
+    """Every partition in this process (tests, small tables, the body of a Ray task), the
+    sub-tables read from the complete tables in ``out``."""
 
-    def __init__(self, key: str, subtables: SubtableValues, num_partitions: int = 1):
+    def __init__(self, key: str, out: Path, num_partitions: int = 1):
+        self.key, self.out = key, Path(out)
         self.bounds = partition_bounds(IndexScheme.of(key), num_partitions)
-        self.subtables = subtables
         self.parts = [Partition(key, self.bounds[p], self.bounds[p + 1], self.bounds)
                       for p in range(len(self.bounds) - 1)]
 
@@ -82,7 +84,12 @@ class LocalPartitions:
         return [self.parts[0].peak_memory()]
 
     def init(self) -> list[dict]:
-        return [p.init(self.subtables) for p in self.parts]
+        stats = []
+        for stm in init_order(self.key):
+            subtables = load_subtables(self.out, self.key, stm)
+            stats += [p.init(stm, subtables) for p in self.parts]
+            del subtables  # before the other side's values take their memory
+        return stats
 
     def superstep(self, ply: int) -> int:
         n = len(self.parts)
@@ -220,17 +227,26 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
         return stats, infos
 
 
-def load_subtables(out: Path, key: str) -> SubtableValues:
-    """Final values of the direct sub-tables of ``key``, from their complete tables under ``out``."""
+def load_subtables(out: Path, key: str, stm: int | None = None) -> SubtableValues:
+    """Final values of the direct sub-tables of ``key``, from their complete tables under
+    ``out``: the sides that the exits of side to move ``stm`` reach, or all of them."""
     out = Path(out)
-    subs = Material.parse(key).direct_subtables()
+    exits = ExitMap.of(Material.parse(key))
+    subs = exits.subtables
     for sub in subs:
         if not table_complete(out / sub.key, sub.key, hash_check=False):
             raise FileNotFoundError(f"sub-table {sub.key} of {key} is missing or incomplete in {out}")
-    values = SubtableValues.build([IndexScheme.of(sub.key).size for sub in subs],
-                                  lambda i, into: load_table(out / subs[i].key, subs[i].key, into=into))
+    sides = exits.sides_reached(stm) if stm is not None else [(i, side) for i in range(len(subs)) for side in (0, 1)]
+    values = SubtableValues.build([IndexScheme.of(sub.key).size for sub in subs], sides,
+                                  lambda i, side, into: load_side(out / subs[i].key, subs[i].key, side, into=into))
     pa.default_memory_pool().release_unused()  # Parquet's buffers: not needed again
     return values
+
+
+def init_order(key: str) -> list[int]:
+    """Sides to move in the order init takes them: the one whose exits read more sub-table
+    values first, while the other side's values take no memory yet."""
+    return [0, 1] if subtable_reads(key, 0) >= subtable_reads(key, 1) else [1, 0]
 
 
 def write_table_manifest(out: Path, key: str, infos: list[ShardInfo], config: dict | None = None) -> TableManifest:
@@ -257,7 +273,7 @@ def skipped_stats(out: Path, key: str) -> TableStats:
 
 def generate_table(out: Path, key: str, *, num_partitions: int = 1, progress: Progress | None = None,
                    config: dict | None = None, checkpoint_seconds: float | None = None,
-                   make_partitions: Callable[[str, SubtableValues, int], Partitions] = LocalPartitions) -> TableStats:
+                   make_partitions: Callable[[str, Path, int], Partitions] = LocalPartitions) -> TableStats:
     """Generate one table (its sub-tables must be complete under ``out``), by default in
     this process; ``make_partitions`` places the partitions elsewhere (Ray actors). With
     ``checkpoint_seconds``, a run resumes from the table's last checkpoint and writes one
@@ -266,7 +282,7 @@ def generate_table(out: Path, key: str, *, num_partitions: int = 1, progress: Pr
     if table_complete(out / key, key):
         return skipped_stats(out, key)
     t0 = time.perf_counter()
-    parts = make_partitions(key, load_subtables(out, key), num_partitions)
+    parts = make_partitions(key, out, num_partitions)
     try:
         where = parts.where()
         stats, infos = solve_table(key, parts, out / key, progress, checkpoint_seconds=checkpoint_seconds)

@@ -42,21 +42,22 @@ def verify_table(out: Path, key: str) -> VerifyResult:
     t0 = time.perf_counter()
     result = VerifyResult(key)
     out = Path(out)
-    try:
-        own = load_table(out / key, key)
-        subs = load_subtables(out, key)
-    except (CorruptTableError, FileNotFoundError) as e:
-        result.error = str(e)
-        return result
     scheme = IndexScheme.of(key)
     e = ExitMap.of(scheme.material)
-    for stm in (0, 1):
-        for s in range(scheme.num_slices):
-            lo, hi = scheme.slice_range(s)
-            bad = K.verify_slice(scheme.desc, stm, lo, hi, own[stm][lo:hi], own[1 - stm], e.exit_id, e.exit_flip,
-                                 e.exit_perm, e.subdesc, subs.values, subs.offsets)
-            result.mismatches += len(bad)
-            result.examples += [(stm, lo + int(j)) for j in bad[:max(0, 5 - len(result.examples))]]
-        result.positions += int(np.count_nonzero(own[stm] != K.ILLEGAL))
+    try:
+        own = load_table(out / key, key)
+        for stm in (0, 1):
+            subs = load_subtables(out, key, stm)  # the sides this side's exits reach
+            for s in range(scheme.num_slices):
+                lo, hi = scheme.slice_range(s)
+                bad = K.verify_slice(scheme.desc, stm, lo, hi, own[stm][lo:hi], own[1 - stm], e.exit_id,
+                                     e.exit_flip, e.exit_perm, e.subdesc, subs.values, subs.offsets)
+                result.mismatches += len(bad)
+                result.examples += [(stm, lo + int(j)) for j in bad[:max(0, 5 - len(result.examples))]]
+            result.positions += int(np.count_nonzero(own[stm] != K.ILLEGAL))
+            del subs
+    except (CorruptTableError, FileNotFoundError) as err:
+        result.error = str(err)
+        return result
     result.seconds = time.perf_counter() - t0
     return result

@@ -34,23 +34,26 @@ class GenerationError(RuntimeError):
 
 @dataclass(frozen=True)
 class SubtableValues:
-    """Final values of every direct sub-table, concatenated: ``values[offsets[sub, stm] + idx]``."""
+    """Final values of direct sub-tables, concatenated: ``values[offsets[sub, stm] + idx]``,
+    offset -1 for a side not held (init reads only the sides one side's exits reach)."""
 
     values: np.ndarray
     offsets: np.ndarray
 
     @classmethod
-    def build(cls, sizes: list[int], fill: Callable[[int, tuple[np.ndarray, np.ndarray]], None]) -> "SubtableValues":
-        """The sub-tables of ``sizes`` positions per side, each written in place by
-        ``fill(i, (white, black))``: no second copy of them is ever held."""
-        offsets = np.zeros((max(1, len(sizes)), 2), dtype=np.int64)
+    def build(cls, sizes: list[int], sides: list[tuple[int, int]],
+              fill: Callable[[int, int, np.ndarray], None]) -> "SubtableValues":
+        """The ``sides`` (sub-table, side to move) of sub-tables of ``sizes`` positions per
+        side, each written in place by ``fill(sub, side, into)``: no second copy of them is
+        ever held."""
+        offsets = np.full((max(1, len(sizes)), 2), -1, dtype=np.int64)
         pos = 0
-        for i, size in enumerate(sizes):
-            offsets[i] = pos, pos + size
-            pos += 2 * size
+        for sub, side in sides:
+            offsets[sub, side] = pos
+            pos += sizes[sub]
         values = np.zeros(max(1, pos), dtype=np.uint16)
-        for i, size in enumerate(sizes):
-            fill(i, (values[offsets[i, 0]:offsets[i, 0] + size], values[offsets[i, 1]:offsets[i, 1] + size]))
+        for sub, side in sides:
+            fill(sub, side, values[offsets[sub, side]:offsets[sub, side] + sizes[sub]])
         return cls(values, offsets)
 
 
@@ -68,17 +71,24 @@ def partition_bounds(scheme: IndexScheme, num_partitions: int) -> list[int]:
 SPLIT_ABOVE = 8_000_000
 
 #: Peak bytes per index position of a partition (both sides to move): 2 B of values, and
-#: the per-slice temporaries and the ways out that captures lose at a later ply (4 B each,
-#: for some positions). The sub-tables' values add 2 B per sub-table position, once per node.
+#: the per-slice temporaries. The sub-tables' values one side's exits read add 2 B per
+#: position read, once per node.
 BYTES_PER_POSITION = 3
 
 #: A worker process's own memory before any table: Python, numpy, numba, pyarrow.
 WORKER_BYTES = 400 << 20
 
 
+def subtable_reads(key: str, stm: int) -> int:
+    """How many sub-table values init holds for side to move ``stm`` of ``key``: the sides
+    of the sub-tables its captures and promotions reach."""
+    exits = ExitMap.of(Material.parse(key))
+    return sum(IndexScheme.of(exits.subtables[sub].key).size for sub, _ in exits.sides_reached(stm))
+
+
 def table_memory(key: str, workers: int = 1) -> int:
     """Estimated peak bytes to generate ``key`` over ``workers`` partitions on one node."""
-    subs = sum(2 * IndexScheme.of(m.key).size for m in Material.parse(key).direct_subtables())
+    subs = max(subtable_reads(key, stm) for stm in (0, 1))
     return BYTES_PER_POSITION * 2 * IndexScheme.of(key).size + 2 * subs + WORKER_BYTES * workers
 
 
@@ -88,7 +98,7 @@ def table_memory(key: str, workers: int = 1) -> int:
 EXPAND_BUDGET = 1 << 22
 
 #: Version of :meth:`Partition.state`: a checkpoint of another version is not resumed.
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 
 
 class Partition:
@@ -126,12 +136,11 @@ class Partition:
         self.hits = [np.zeros(n, dtype=np.int64) for _ in range(2)]
         self.cursor = [0, 0]  # the next slice to expand, per side
         self.decided = 0  # decided by this partition's own un-moves at this ply
-        # Positions a capture or promotion wins are found by scanning for their value at
-        # the ply it names (no index lists: they can be half the table): counts per slice.
-        self.exit_wins: dict[tuple[int, int], np.ndarray] = {}
-        # ply -> (stm, offsets from lo): positions whose captures and promotions all lose,
-        # the slowest at that ply, which then count as one way out lost.
-        self.exit_losses: dict[int, list[tuple[int, np.ndarray]]] = {}
+        # Positions whose exits decide something at a later ply (a capture or promotion
+        # wins, or the last of losing ones goes) are found by scanning for their value at
+        # that ply (no index lists: they can be half the table). Per (side, slice) with
+        # some: how many settle at each ply.
+        self.exit_plies: dict[tuple[int, int], np.ndarray] = {}
         # En-passant vertices ("q with an en-passant square", reached from p by a double
         # step): per side to move, arrays q, p, and the captures' fastest win / any draw /
         # slowest loss. ep_due[ply] lists the predecessors to emit when expanding ply + 1,
@@ -139,42 +148,45 @@ class Partition:
         self.ep: dict[int, tuple[np.ndarray, ...]] = {}
         self.ep_due: dict[int, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.ep_expanded = [False, False]  # this ply's en-passant predecessors emitted
+        self.inited = [False, False]  # per side to move: init done
 
-    def init(self, subtables: SubtableValues) -> dict:
-        """Classify every position and read the exits from ``subtables`` (needed by init
-        alone); checkmates form the ply-0 frontier."""
-        self._reset()
+    def init(self, stm: int, subtables: SubtableValues) -> dict:
+        """Classify every position of side to move ``stm`` and read its exits from
+        ``subtables`` (which need only the sides this one's exits reach: see
+        :meth:`ExitMap.sides_reached`); checkmates form the ply-0 frontier. Call it for
+        both sides, each side's values taking their memory only then; the first call
+        forgets any earlier state."""
+        if self.ply or self.inited[stm]:
+            self._reset()
         e, s = self.exits, subtables
         size = self.hi - self.lo
-        self.val = [np.empty(size, dtype=np.uint16) for _ in range(2)]
-        exit_loss = np.empty(self.span, dtype=np.uint16)
-        for stm in (0, 1):
-            for sl in self.slices:
-                # Per slice, so that the temporaries below stay small beside the values.
-                lo, hi = self.scheme.slice_range(sl)
-                val = self.val[stm][lo - self.lo:hi - self.lo]
-                bad, overflow = K.init_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm,
-                                             e.subdesc, s.values, s.offsets, val, exit_loss[:hi - lo])
-                if bad:
-                    raise GenerationError(f"{self.scheme.material}: {bad} exits of slice {sl} (side {stm}) lead to "
-                                          "positions their sub-table marks illegal")
-                if overflow:
-                    raise GenerationError(f"{self.scheme.material}: {overflow} positions of slice {sl} (side {stm}) "
-                                          f"have more than {int(K.CANT_LOSE) - 1} moves, more than a value counts")
-                kind = val & K.KIND_MASK
-                self.exit_wins[stm, sl] = np.bincount(val[kind == K.TENT_WIN] & K.DEPTH_MASK,
-                                                      minlength=K.MAX_DEPTH + 1)
-                self.hits_prev[stm][sl - self.first] = np.count_nonzero(val == K.DECIDED)
-                losing = np.flatnonzero(exit_loss[:hi - lo])
-                plies = exit_loss[losing]
-                offsets = (losing + (lo - self.lo)).astype(np.uint32 if size < 2 ** 32 else np.int64)
-                for ply in np.unique(plies):
-                    self.exit_losses.setdefault(int(ply), []).append((stm, offsets[plies == ply]))
-            if self._has_en_passant():
-                self._init_en_passant(stm, subtables)
-        self.ply = 1
-        return {"legal": int(sum(np.count_nonzero(v != K.ILLEGAL) for v in self.val)),
-                "mates": int(sum(h.sum() for h in self.hits_prev))}
+        self.val[stm] = np.empty(size, dtype=np.uint16)
+        settles = np.empty(self.span, dtype=np.uint16)
+        legal = 0
+        for sl in self.slices:
+            # Per slice, so that the temporaries below stay small beside the values.
+            lo, hi = self.scheme.slice_range(sl)
+            val = self.val[stm][lo - self.lo:hi - self.lo]
+            bad, overflow = K.init_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm,
+                                         e.subdesc, s.values, s.offsets, val, settles[:hi - lo])
+            if bad:
+                raise GenerationError(f"{self.scheme.material}: {bad} exits of slice {sl} (side {stm}) lead to "
+                                      "positions their sub-table marks illegal (or to a side not loaded)")
+            if overflow:
+                raise GenerationError(f"{self.scheme.material}: {overflow} positions of slice {sl} (side {stm}) "
+                                      f"have more than {K.MAX_WAYS} ways out or a losing capture slower than "
+                                      f"{K.MAX_EXIT_LOSS} plies, more than a value holds")
+            plies = settles[:hi - lo]
+            if plies.any():
+                self.exit_plies[stm, sl] = np.bincount(plies[plies > 0])
+            self.hits_prev[stm][sl - self.first] = np.count_nonzero(val == K.DECIDED)
+            legal += int(np.count_nonzero(val != K.ILLEGAL))
+        if self._has_en_passant():
+            self._init_en_passant(stm, subtables)
+        self.inited[stm] = True
+        if all(self.inited):
+            self.ply = 1
+        return {"legal": legal, "mates": int(self.hits_prev[stm].sum())}
 
     def _has_en_passant(self) -> bool:
         m = self.scheme.material
@@ -286,21 +298,12 @@ class Partition:
         partition decided at this ply, but for :meth:`apply`'s."""
         ply = self.ply
         decided = self.decided
-        if ply <= K.MAX_DEPTH:
-            now, won = K.TENT_WIN | np.uint16(ply), K.DECIDED | np.uint16(ply)
-            for (stm, sl), hist in self.exit_wins.items():
-                if hist[ply]:
-                    lo, hi = self.scheme.slice_range(sl)
-                    val = self.val[stm][lo - self.lo:hi - self.lo]
-                    hit = val == now
-                    val[hit] = won
-                    n = int(np.count_nonzero(hit))
-                    self.hits[stm][sl - self.first] += n
-                    decided += n
-        for stm, offsets in self.exit_losses.pop(ply, []):
-            preds = offsets.astype(np.int64) + self.lo
-            decided += K.apply_predecessors(self.val[stm], self.lo, preds, ply, False, self.first, self.span,
-                                            self.hits[stm])
+        for (stm, sl), hist in self.exit_plies.items():
+            if ply < len(hist) and hist[ply]:
+                lo, hi = self.scheme.slice_range(sl)
+                n = K.settle_exits(self.val[stm][lo - self.lo:hi - self.lo], ply)
+                self.hits[stm][sl - self.first] += n
+                decided += n
         self.hits_prev, self.hits = self.hits, [np.zeros_like(h) for h in self.hits_prev]
         self.cursor = [0, 0]
         self.decided = 0
@@ -310,17 +313,15 @@ class Partition:
 
     def last_pending_ply(self) -> int:
         """The last ply at which an exit or an en-passant vertex still decides something."""
-        wins = max((int(np.flatnonzero(h)[-1]) for h in self.exit_wins.values() if h.any()), default=-1)
-        return max(max(self.exit_losses, default=-1), max(self.ep_due, default=-2) + 1, wins)
+        exits = max((len(h) - 1 for h in self.exit_plies.values()), default=-1)
+        return max(exits, max(self.ep_due, default=-2) + 1)
 
     def state(self) -> dict[str, np.ndarray]:
         """Everything needed to go on from the end of the last ply (call it between plies),
         as named arrays: what a checkpoint stores."""
         st = {"format": np.array(STATE_FORMAT), "ply": np.array(self.ply), "lo": np.array(self.lo),
               "hi": np.array(self.hi), "val0": self.val[0], "val1": self.val[1]}
-        st.update(_pack("exit_wins", [(stm, sl, (h,)) for (stm, sl), h in self.exit_wins.items()]))
-        st.update(_pack("exit_losses", [(ply, stm, (idx,)) for ply, items in self.exit_losses.items()
-                                        for stm, idx in items]))
+        st.update(_pack("exit_plies", [(stm, sl, (h,)) for (stm, sl), h in self.exit_plies.items()]))
         st.update(_pack("ep", [(stm, 0, arrays) for stm, arrays in self.ep.items()]))
         st.update(_pack("ep_due", [(ply, stm, arrays) for ply, items in self.ep_due.items()
                                    for stm, *arrays in items]))
@@ -337,9 +338,7 @@ class Partition:
         self._reset()
         self.ply = int(st["ply"])
         self.val = [st["val0"], st["val1"]]
-        self.exit_wins = {(stm, sl): h for stm, sl, (h,) in _unpack("exit_wins", st)}
-        for ply, stm, (idx,) in _unpack("exit_losses", st):
-            self.exit_losses.setdefault(ply, []).append((stm, idx))
+        self.exit_plies = {(stm, sl): h for stm, sl, (h,) in _unpack("exit_plies", st)}
         self.ep = {stm: arrays for stm, _, arrays in _unpack("ep", st)}
         for ply, stm, arrays in _unpack("ep_due", st):
             self.ep_due.setdefault(ply, []).append((stm, *arrays))

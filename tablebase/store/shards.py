@@ -200,27 +200,31 @@ def read_shard_values(folder: Path, info: ShardInfo, material: str, *, hash_chec
     return from_wdl_dtm(wdl, dtm, legal)
 
 
-def load_table(folder: Path, material: str, *, hash_check: bool = True,
-               into: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Final values of a complete table, one uint16 array per side to move (White, Black),
-    written into the arrays ``into`` when given (so that a caller that gathers tables
-    holds no second copy)."""
+def load_side(folder: Path, material: str, side: int, *, hash_check: bool = True,
+              into: np.ndarray | None = None) -> np.ndarray:
+    """Final values (uint16) of one side to move (0: White) of a complete table, written
+    into the array ``into`` when given (so that a caller that gathers tables holds no
+    second copy)."""
     manifest = read_manifest(folder)
     if manifest is None:
         raise FileNotFoundError(f"{folder}: no manifest.json: table {material} is missing or incomplete")
     if manifest.material != material:
         raise CorruptTableError(f"{folder}: manifest is for {manifest.material}, not {material}")
-    out = []
-    for i, side in enumerate(SIDES):
-        if into is not None and len(into[i]) != manifest.index_size:
-            raise ValueError(f"{material}: {manifest.index_size} values per side, room for {len(into[i])}")
-        val = np.full(manifest.index_size, 0xFFFF, dtype=np.uint16) if into is None else into[i]
-        covered = 0
-        for info in manifest.shards:
-            if info.side == side:
-                val[info.start:info.stop] = read_shard_values(folder, info, material, hash_check=hash_check)
-                covered += info.rows
-        if covered != manifest.index_size:
-            raise CorruptTableError(f"{folder}: shards of side {side} cover {covered} of {manifest.index_size} indices")
-        out.append(val)
-    return out[0], out[1]
+    if into is not None and len(into) != manifest.index_size:
+        raise ValueError(f"{material}: {manifest.index_size} values per side, room for {len(into)}")
+    val = np.full(manifest.index_size, 0xFFFF, dtype=np.uint16) if into is None else into
+    covered = 0
+    for info in manifest.shards:
+        if info.side == SIDES[side]:
+            val[info.start:info.stop] = read_shard_values(folder, info, material, hash_check=hash_check)
+            covered += info.rows
+    if covered != manifest.index_size:
+        raise CorruptTableError(f"{folder}: shards of side {SIDES[side]} cover {covered} of "
+                                f"{manifest.index_size} indices")
+    return val
+
+
+def load_table(folder: Path, material: str, *, hash_check: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Final values of a complete table, one uint16 array per side to move (White, Black)."""
+    return (load_side(folder, material, 0, hash_check=hash_check),
+            load_side(folder, material, 1, hash_check=hash_check))
