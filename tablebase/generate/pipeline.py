@@ -227,17 +227,16 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
         return stats, infos
 
 
-def load_subtables(out: Path, key: str, stm: int | None = None) -> SubtableValues:
+def load_subtables(out: Path, key: str, stm: int) -> SubtableValues:
     """Final values of the direct sub-tables of ``key``, from their complete tables under
-    ``out``: the sides that the exits of side to move ``stm`` reach, or all of them."""
+    ``out``: the sides that the exits of side to move ``stm`` reach."""
     out = Path(out)
     exits = ExitMap.of(Material.parse(key))
     subs = exits.subtables
     for sub in subs:
         if not table_complete(out / sub.key, sub.key, hash_check=False):
             raise FileNotFoundError(f"sub-table {sub.key} of {key} is missing or incomplete in {out}")
-    sides = exits.sides_reached(stm) if stm is not None else [(i, side) for i in range(len(subs)) for side in (0, 1)]
-    values = SubtableValues.build([IndexScheme.of(sub.key).size for sub in subs], sides,
+    values = SubtableValues.build([IndexScheme.of(sub.key).size for sub in subs], exits.sides_reached(stm),
                                   lambda i, side, into: load_side(out / subs[i].key, subs[i].key, side, into=into))
     pa.default_memory_pool().release_unused()  # Parquet's buffers: not needed again
     return values
