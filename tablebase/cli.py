@@ -143,7 +143,8 @@ def _tables_in(folder: Path, materials: list[str]) -> list[str]:
     from .endgame.material import normalize_key
     if materials:
         return [normalize_key(m) for m in materials]
-    return sorted((p.name for p in folder.iterdir() if (p / "manifest.json").exists()),
+    from .store import is_table_folder
+    return sorted((p.name for p in folder.iterdir() if is_table_folder(p)),
                   key=lambda k: (len(k), k)) if folder.exists() else []
 
 
