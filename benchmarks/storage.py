@@ -57,11 +57,12 @@ CANDIDATES: list[tuple[str, Coding]] = [
     ("rows=16k", dataclasses.replace(DEFAULT_CODING, row_group_rows=1 << 14)),
     ("rows=64k", dataclasses.replace(DEFAULT_CODING, row_group_rows=1 << 16)),
     ("rows=128k", dataclasses.replace(DEFAULT_CODING, row_group_rows=1 << 17)),
-    ("zstd=1", dataclasses.replace(DEFAULT_CODING, zstd_level=1)),
     ("zstd=3", dataclasses.replace(DEFAULT_CODING, zstd_level=3)),
-    ("zstd=9", dataclasses.replace(DEFAULT_CODING, zstd_level=9)),
+    ("zstd=6", dataclasses.replace(DEFAULT_CODING, zstd_level=6)),
+    ("zstd=15", dataclasses.replace(DEFAULT_CODING, zstd_level=15)),
     ("zstd=19", dataclasses.replace(DEFAULT_CODING, zstd_level=19)),
-    ("encoding=BYTE_STREAM_SPLIT", dataclasses.replace(DEFAULT_CODING, encoding="BYTE_STREAM_SPLIT")),
+    ("encoding=RLE_DICTIONARY", dataclasses.replace(DEFAULT_CODING, encoding="RLE_DICTIONARY")),
+    ("encoding=RLE_DICTIONARY zstd=6", dataclasses.replace(DEFAULT_CODING, encoding="RLE_DICTIONARY", zstd_level=6)),
     ("encoding=PLAIN", dataclasses.replace(DEFAULT_CODING, encoding="PLAIN")),
     ("encoding=DELTA_BINARY_PACKED", dataclasses.replace(DEFAULT_CODING, encoding="DELTA_BINARY_PACKED")),
 ]
@@ -186,7 +187,7 @@ def main() -> None:
 
         side_bytes = [0, 0]
         for name, coding in CANDIDATES:
-            out = args.work / name.replace("=", "-")
+            out = args.work / name.replace("=", "-").replace(" ", "_")
             link_subtables(args.tables, out, key)
             t = time.perf_counter()
             orders = choose_orders(key, parts, coding)

@@ -35,7 +35,7 @@ from .manifest import (FORMAT_VERSION, INDEX_SCHEME, SCHEMA, SIDES, CorruptTable
 @dataclass(frozen=True)
 class Coding:
     """How shards are written: the choices ``benchmarks/storage.py`` measures. The
-    defaults are what it found best for bytes at the probe speed we keep."""
+    defaults are what it found smallest at the generation and probe speed we keep."""
 
     #: "exits": illegal rows and rows a capture or promotion decides hold don't-care
     #: values; "illegal": only illegal rows; "none": every row its own value.
@@ -44,9 +44,10 @@ class Coding:
     #: "natural": the index's own order.
     order: str = "best"
     row_group_rows: int = 1 << 15
-    zstd_level: int = 6
-    #: Parquet encoding of the value column.
-    encoding: str = "RLE_DICTIONARY"
+    zstd_level: int = 10
+    #: Parquet encoding of the value column: the byte streams split, zstd then sees the
+    #: low bytes alone, byte-aligned (bit-packed dictionary indices straddle bytes).
+    encoding: str = "BYTE_STREAM_SPLIT"
 
     def as_dict(self) -> dict:
         return asdict(self)
