@@ -41,8 +41,8 @@ import pyarrow.parquet as pq
 from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.material import dependency_order
 from tablebase.endgame.pychess import index_board
-from tablebase.generate.pipeline import LocalPartitions, choose_orders, run_passes, write_table_manifest
-from tablebase.generate.values import ILLEGAL, plain, to_wdl_dtm
+from tablebase.generate.pipeline import LocalPartitions, choose_orders, run_dtz, run_passes, write_table_manifest
+from tablebase.generate.values import ILLEGAL, to_wdl_dtm
 from tablebase.probe import open_tablebase
 from tablebase.store import DEFAULT_CODING, Coding
 
@@ -164,12 +164,13 @@ def main() -> None:
     shutil.rmtree(args.work, ignore_errors=True)
     rows: dict[str, dict[str, list[float]]] = {}
     legal_of: dict[str, int] = {}
+    dtz_bytes: dict[str, int] = {}
     for key in args.materials:
         parts = LocalPartitions(key, args.tables)
         run_passes(key, parts)
+        run_dtz(key, parts)
         parts.finish(None, (), DEFAULT_CODING)
-        finished = [np.concatenate([p.val[stm] for p in parts.parts]) for stm in (0, 1)]
-        exact = tuple(plain(v) for v in finished)
+        exact = parts.values()
         legal = int(sum(np.count_nonzero(v != ILLEGAL) for v in exact))
         legal_of[key] = legal
         rng = random.Random(args.seed)
@@ -196,6 +197,7 @@ def main() -> None:
             written = time.perf_counter() - t
             if name == "default":
                 side_bytes = [sum(i.bytes for i in infos if i.side == side) for side in "wb"]
+                dtz_bytes[key] = sum(column_bytes(out / key / i.file, "dtz") for i in infos)
             with open_tablebase(out, cache_bytes=1 << 30) as tb:
                 single = best_of(lambda: [tb.probe_dtm(board) for _, _, board in positions]) / len(positions)
                 batch = best_of(lambda: tb.probe_batch_indices(key, b_stm, b_idx))
@@ -218,9 +220,18 @@ def main() -> None:
         write = sum(per[k][3] for k in keys)
         print(f"{name:28} " + " ".join(f"{b:12.3f}" for b in legal_bits)
               + f" {total / 1e6:9.2f} {total / base_total:8.3f} {single:9.2f} {batch:9.2f} {write:7.1f}")
+    print(f"\nof which the dtz column (default coding): " + " ".join(
+        f"{k} {8 * dtz_bytes[k] / legal_of[k]:.3f} bits" for k in keys))
     print("\nbits: per legal position of the table (both sides to move); single: warm probe_dtm of a random legal "
           "position (for 'one side': probing every move's child, the one-ply search its other side needs); batch: "
           "probe_batch_indices of random indices, warm")
+
+
+def column_bytes(path: Path, column: str) -> int:
+    """Compressed bytes of one column of a Parquet file."""
+    meta = pq.ParquetFile(path).metadata
+    j = meta.schema.names.index(column)
+    return sum(meta.row_group(g).column(j).total_compressed_size for g in range(meta.num_row_groups))
 
 
 def _after(board: chess.Board, move: chess.Move) -> chess.Board:

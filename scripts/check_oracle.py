@@ -3,10 +3,13 @@
 
     python scripts/check_oracle.py [--tables DIR] [--oracle DIR] [--exhaustive] MATERIAL...
 
-``--wdl-only`` skips Gaviota (for 5-piece tables). Without ``--exhaustive`` it checks a sample that covers every king pair of each table
-(``--per-king-pair`` legal positions per king pair and side to move). Exits non-zero on any
-disagreement. Our ``wdl`` must equal the sign of Syzygy's ``probe_wdl`` (Syzygy counts the
-50-move rule; we do not) and our ``dtm`` must equal Gaviota's ``probe_dtm``.
+``--wdl-only`` compares Syzygy's WDL only (5-piece tables: the oracle has no 5-piece DTZ or
+Gaviota files). Without ``--exhaustive`` it checks a sample that covers every king pair of
+each table (``--per-king-pair`` legal positions per king pair and side to move). Exits
+non-zero on any disagreement. Our ``wdl`` must equal the sign of Syzygy's ``probe_wdl``, our
+``wdl50`` (the ``dtz`` column's class) Syzygy's ``probe_wdl`` itself, our ``dtz`` Syzygy's
+``probe_dtz`` under python-chess's rounding rule (:func:`dtz_agrees`), and our ``dtm``
+Gaviota's ``probe_dtm``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from tablebase.endgame.index import IndexScheme  # noqa: E402
 from tablebase.endgame.material import all_materials  # noqa: E402
 from tablebase.endgame.pychess import index_board  # noqa: E402
 from tablebase.generate.exact import load_table  # noqa: E402
-from tablebase.generate.values import ILLEGAL, to_wdl_dtm  # noqa: E402
+from tablebase.generate.values import ILLEGAL, dtz_of_stored, to_wdl_dtm  # noqa: E402
+from tablebase.store import TableReader  # noqa: E402
 
 DEFAULT_ORACLE = ROOT.parent / "shared" / "oracle"
 
@@ -38,6 +42,17 @@ class OracleResult:
     material: str
     checked: int = 0
     mismatches: list[str] = field(default_factory=list)
+    dtz_rounded: int = 0  # positions where Syzygy's DTZ is one ply less than ours (its rounding)
+
+
+def dtz_agrees(ours: int, syzygy: int) -> bool:
+    """python-chess's rule for Syzygy's DTZ: the same sign, and its value the exact one or
+    one ply closer to zero (the files may round); a cursed or blessed value may also be
+    100 plies off, where a later phase is what curses it."""
+    if (ours > 0) != (syzygy > 0) or (ours < 0) != (syzygy < 0):
+        return False
+    gap = abs(ours) - abs(syzygy)
+    return gap in (0, 1) or (abs(ours) > 100 and gap in (100, 101)) or (abs(syzygy) > 100 and gap in (-100, -99))
 
 
 def sample_indices(scheme: IndexScheme, val: np.ndarray, per_king_pair: int, rng: np.random.Generator) -> np.ndarray:
@@ -53,10 +68,14 @@ def sample_indices(scheme: IndexScheme, val: np.ndarray, per_king_pair: int, rng
 
 
 def check_material(tables: Path, key: str, oracle: Path = DEFAULT_ORACLE, *, exhaustive: bool = False,
-                   per_king_pair: int = 2, seed: int = 0, max_report: int = 20, with_dtm: bool = True) -> OracleResult:
+                   per_king_pair: int = 2, seed: int = 0, max_report: int = 20, with_dtm: bool = True,
+                   with_dtz: bool = True) -> OracleResult:
     scheme = IndexScheme.of(key)
     result = OracleResult(key)
     values = load_table(Path(tables), key)
+    with TableReader(Path(tables) / key, key) as reader:
+        dtz_columns = [np.concatenate([reader.stored_dtz_slice(stm, sl) for sl in range(scheme.num_slices)])
+                       for stm in (0, 1)]
     rng = np.random.default_rng(seed)
     with chess.syzygy.open_tablebase(str(oracle / "syzygy")) as syzygy, \
             chess.gaviota.open_tablebase(str(oracle / "gaviota")) as gaviota:
@@ -64,15 +83,20 @@ def check_material(tables: Path, key: str, oracle: Path = DEFAULT_ORACLE, *, exh
             val = values[stm]
             indices = np.flatnonzero(val != ILLEGAL) if exhaustive else sample_indices(scheme, val, per_king_pair, rng)
             wdl, dtm, _ = to_wdl_dtm(val[indices])
-            for x, w, d in zip(indices.tolist(), wdl.tolist(), dtm.tolist()):
+            stored = dtz_columns[stm][indices].tolist()
+            for x, w, d, z in zip(indices.tolist(), wdl.tolist(), dtm.tolist(), stored):
                 board = index_board(key, stm, x)
                 ref_wdl = syzygy.probe_wdl(board)
                 ref_dtm = gaviota.probe_dtm(board) if with_dtm else d
+                wdl50, dtz = dtz_of_stored(z)
+                ref_dtz = syzygy.probe_dtz(board) if with_dtz else dtz
                 result.checked += 1
-                if np.sign(ref_wdl) != w or ref_dtm != d:
+                if ref_dtz != dtz:
+                    result.dtz_rounded += 1
+                if np.sign(ref_wdl) != w or ref_dtm != d or ref_wdl != wdl50 or not dtz_agrees(dtz, ref_dtz):
                     if len(result.mismatches) < max_report:
-                        result.mismatches.append(f"{board.fen()}: ours wdl={w} dtm={d}, "
-                                                 f"syzygy wdl={ref_wdl}, gaviota dtm={ref_dtm}")
+                        result.mismatches.append(f"{board.fen()}: ours wdl={w} dtm={d} wdl50={wdl50} dtz={dtz}, "
+                                                 f"syzygy wdl={ref_wdl} dtz={ref_dtz}, gaviota dtm={ref_dtm}")
                     else:
                         result.mismatches.append("")
     return result
@@ -87,17 +111,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-king-pair", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--wdl-only", action="store_true",
-                        help="compare WDL with Syzygy only (5-piece tables: Gaviota's 5-piece files are not shipped)")
+                        help="compare WDL with Syzygy only (5-piece tables: no 5-piece DTZ or Gaviota files are shipped)")
     args = parser.parse_args(argv)
     keys = args.materials or all_materials(3) + all_materials(4)
     bad = 0
     total = 0
     for key in keys:
         r = check_material(args.tables, key, args.oracle, exhaustive=args.exhaustive,
-                           per_king_pair=args.per_king_pair, seed=args.seed, with_dtm=not args.wdl_only)
+                           per_king_pair=args.per_king_pair, seed=args.seed, with_dtm=not args.wdl_only,
+                           with_dtz=not args.wdl_only)
         total += r.checked
         bad += len(r.mismatches)
-        print(f"{key:8} checked {r.checked:10d}  mismatches {len(r.mismatches)}", flush=True)
+        print(f"{key:8} checked {r.checked:10d}  mismatches {len(r.mismatches)}  syzygy dtz rounded {r.dtz_rounded}",
+              flush=True)
         for line in r.mismatches:
             if line:
                 print("   ", line)

@@ -158,10 +158,11 @@ def cmd_verify(args) -> int:
     for key in keys:
         r = verify_table(args.tables, key)
         if r.ok:
-            print(f"{key:10} OK      {r.positions:>12,d} positions re-checked in {r.seconds:.1f} s")
+            print(f"{key:10} OK      {r.positions:>12,d} positions re-checked (DTM and DTZ) in {r.seconds:.1f} s")
         else:
             failed += 1
-            detail = r.error or f"{r.mismatches} positions disagree with their successors, e.g. {r.examples}"
+            detail = r.error or (f"{r.mismatches} DTM and {r.dtz_mismatches} DTZ values disagree with their "
+                                 f"successors, e.g. {r.examples}")
             print(f"{key:10} FAILED  {detail}")
     return 1 if failed else 0
 

@@ -42,7 +42,7 @@ import numpy as np
 from .endgame.index import IndexScheme
 from .endgame.material import MAX_PIECES, normalize_key
 from .endgame.pychess import board_squares
-from .generate.values import DRAW, ILLEGAL, decode_value, to_wdl_dtm
+from .generate.values import DRAW, ILLEGAL, ZERO_CURSED, ZERO_WIN, decode_value, dtz_of_stored, to_wdl_dtm
 from .probing.engine import Engine, NoSubtable, encode_board
 from .store import CorruptTableError, TableFormatError, is_table_folder
 
@@ -102,11 +102,16 @@ class BadFenError(ValueError):
 @dataclass(frozen=True)
 class MoveValue:
     """A legal move and the value of the position after it, seen from the side that
-    plays it: ``wdl`` +1 when the move wins, ``dtm`` plies to mate counting the move."""
+    plays it: ``wdl`` +1 when the move wins, ``dtm`` plies to mate counting the move;
+    under the 50-move rule, ``dtz`` (as :meth:`Tablebase.probe_dtz`, counting the move:
+    a zeroing move that keeps a win is 1) and ``category`` (as
+    :meth:`Tablebase.probe_category`, with the clock the move leaves)."""
 
     move: chess.Move
     wdl: int
     dtm: int
+    dtz: int = 0
+    category: str = "draw"
 
 
 class CacheInfo(NamedTuple):
@@ -214,6 +219,8 @@ class Tablebase:
         self._folders: dict[str, Path] = {}
         self._lock = threading.Lock()
         self._engine = Engine(self._folders.get, cache_bytes)
+        self._cache_bytes = cache_bytes
+        self._dtz: Engine | None = None
 
     def add_directory(self, path: str | os.PathLike) -> int:
         """Add the complete tables (sub-folders named by their material, holding the
@@ -238,6 +245,8 @@ class Tablebase:
         """Close the shard files and drop the cache; later probes find no table."""
         with self._lock:
             self._engine.close()
+            if self._dtz is not None:
+                self._dtz.close()
             self._folders.clear()
             self._directories.clear()
 
@@ -428,14 +437,18 @@ class Tablebase:
         >>> with open_tablebase("data/test-tables") as tablebase:
         ...     tablebase.probe_moves(chess.Board("8/8/8/8/8/8/8/K2kr3 b - - 0 1"))[0]
         ...
-        MoveValue(move=Move.from_uci('d1c2'), wdl=1, dtm=5)
+        MoveValue(move=Move.from_uci('d1c2'), wdl=1, dtm=5, dtz=5, category='win')
         """
         self._value(board)  # raises for boards no table answers
         child = board.copy(stack=False)
         out = []
         for move in board.legal_moves:
+            zeroing = board.is_zeroing(move)
             child.push(move)
-            out.append(MoveValue(move, *_from_mover(*self._value(child))))
+            row = self._dtz_row(child)
+            mover_row = _zeroing_row(dtz_of_stored(row)[0]) if zeroing else -row if row < 0 else -row - 2 if row else 0
+            out.append(MoveValue(move, *_from_mover(*self._value(child)), dtz_of_stored(mover_row)[1],
+                                 _NEGATED_CATEGORY[self.probe_category(child)]))
             child.pop()
         out.sort(key=lambda m: (-m.wdl, m.dtm))
         return out
@@ -451,9 +464,15 @@ class Tablebase:
         """
         return [m.move for m in self.probe_moves(board) if m.wdl >= 0]
 
-    def best_move(self, board: chess.Board) -> chess.Move | None:
+    def best_move(self, board: chess.Board, *, fifty_move_rule: bool = False) -> chess.Move | None:
         """The fastest win, else a drawing move, else the longest defence; None when the
         side to move has no legal move.
+
+        With ``fifty_move_rule``, the board's halfmove clock counts: the move keeps the
+        best category the position has (:meth:`probe_category`), the win in hand before
+        anything else, and is the fastest mate among the moves that keep it (so where the
+        fastest mate would let the clock run out, a move that zeroes it in time); a lost
+        side holds out for the claim of a draw where it can, else the longest.
 
         >>> with open_tablebase("data/test-tables") as tablebase:
         ...     tablebase.best_move(chess.Board("8/8/8/8/8/8/8/K2kr3 w - - 0 1"))
@@ -461,6 +480,8 @@ class Tablebase:
         Move.from_uci('a1b2')
         """
         moves = self.probe_moves(board)
+        if fifty_move_rule:
+            moves.sort(key=lambda m: -CATEGORIES.index(m.category))
         return moves[0].move if moves else None
 
     # -- get_* twins: a default instead of an error for boards no table answers -------
@@ -491,6 +512,128 @@ class Tablebase:
         (``None`` stays the answer when ``g`` does not win)."""
         try:
             return self.probe_depth(board, g)
+        except (MissingTableError, PositionError):
+            return default
+
+    # -- the 50-move rule ---------------------------------------------------------------
+
+    def _dtz_engine(self) -> Engine:
+        """The engine of the ``dtz`` column (its own pool), made on first use."""
+        with self._lock:
+            if self._dtz is None:
+                self._dtz = Engine(self._folders.get, self._cache_bytes, column="dtz")
+            return self._dtz
+
+    def _dtz_row(self, board: chess.Board) -> int:
+        """The board's DTZ50'' as stored (``+e`` a win, ``0`` a draw, ``-(e + 1)`` a loss,
+        ``e`` plies to the next zeroing move, from the side to move), the clock at 0."""
+        self._check_probeable(board)
+        if board.ep_square is not None:
+            status = board.status()
+            if status != chess.STATUS_VALID:
+                raise _illegal(board, status)
+            if board.has_legal_en_passant():
+                return self._dtz_ep(board)
+        key, stm, idx = self._locate(board)
+        engine = self._dtz_engine()
+        t = engine.table_id(key)
+        if t is None:
+            if key == "KvK":
+                return 0
+            raise self._missing(key)
+        return engine.row(t, stm, idx)
+
+    def _dtz_ep(self, board: chess.Board) -> int:
+        # As _value_ep: the table's position, unless the en-passant captures are all the
+        # board's moves, and the captures, which zero the clock.
+        options = []
+        if any(not board.is_en_passant(m) for m in board.generate_legal_moves()):
+            plain = board.copy(stack=False)
+            plain.ep_square = None
+            options.append(self._dtz_row(plain))
+        child = board.copy(stack=False)
+        for move in board.generate_legal_ep():
+            child.push(move)
+            options.append(_zeroing_row(dtz_of_stored(self._dtz_row(child))[0]))
+            child.pop()
+        return max(options, key=_dtz_rank)
+
+    def probe_wdl50(self, board: chess.Board) -> int:
+        """The result under the 50-move rule, the halfmove clock taken as 0: 2 win, 1
+        cursed win (won, but not within the rule), 0 draw, -1 blessed loss, -2 loss; the
+        values of python-chess's :meth:`chess.syzygy.Tablebase.probe_wdl`.
+
+        >>> with open_tablebase("data/test-tables") as tablebase:
+        ...     tablebase.probe_wdl50(chess.Board("8/8/8/8/8/8/8/K2kr3 w - - 0 1"))
+        ...
+        -2
+        """
+        return dtz_of_stored(self._dtz_row(board))[0]
+
+    def probe_dtz(self, board: chess.Board) -> int:
+        """Syzygy's DTZ50'', exact (Syzygy's files may round it): plies to the next capture,
+        pawn move or mate under optimal play with the 50-move rule, the halfmove clock
+        taken as 0; positive when the side to move wins, negative when it loses, 0 for a
+        draw. A win or loss past 100 plies is cursed or blessed, and a zeroing move into a
+        cursed or blessed position counts 101 plies. The values of python-chess's
+        :meth:`chess.syzygy.Tablebase.probe_dtz` (-1 for a checkmated side), unrounded.
+
+        >>> with open_tablebase("data/test-tables") as tablebase:
+        ...     tablebase.probe_dtz(chess.Board("8/8/8/8/8/8/8/K2kr3 w - - 0 1"))
+        ...
+        -10
+        """
+        return dtz_of_stored(self._dtz_row(board))[1]
+
+    def probe_category(self, board: chess.Board) -> str:
+        """The result with the board's halfmove clock ``c``, in Lichess's words: ``win``,
+        ``maybe-win``, ``cursed-win``, ``draw``, ``blessed-loss``, ``maybe-loss``, ``loss``.
+
+        With DTZ ``n`` (:meth:`probe_dtz`, exact): a win is ``win`` if ``c + n <= 100``
+        (the next zeroing move or mate comes before either side may claim a draw), else
+        ``maybe-win`` (the defender may claim one first); a loss of ``-n`` is ``loss`` if
+        ``c + n <= 100``, else ``maybe-loss``; cursed wins, blessed losses and draws stay
+        what :meth:`probe_wdl50` says. From ``c >= 150`` (the 75-move rule) the game is
+        drawn, a ``draw``; a checkmated side is a ``loss`` whatever the clock.
+
+        >>> with open_tablebase("data/test-tables") as tablebase:
+        ...     board = chess.Board("8/8/8/8/8/8/8/K2kr3 w - - 0 1")
+        ...     tablebase.probe_category(board), tablebase.probe_category(chess.Board(board.fen().replace("0 1", "95 80")))
+        ...
+        ('loss', 'maybe-loss')
+        """
+        clock = board.halfmove_clock
+        if clock < 0:
+            raise PositionError(f"halfmove clock {clock} is negative: {board.fen()}")
+        wdl50, dtz = dtz_of_stored(self._dtz_row(board))
+        if board.is_checkmate():
+            return "loss"
+        if clock >= 150:
+            return "draw"
+        if wdl50 == 2:
+            return "win" if clock + dtz <= 100 else "maybe-win"
+        if wdl50 == -2:
+            return "loss" if clock - dtz <= 100 else "maybe-loss"
+        return _CATEGORY_OF_WDL50[wdl50]
+
+    def get_wdl50(self, board: chess.Board, default: int | None = None) -> int | None:
+        """Like :meth:`probe_wdl50`, but ``default`` when no table answers the board."""
+        try:
+            return self.probe_wdl50(board)
+        except (MissingTableError, PositionError):
+            return default
+
+    def get_dtz(self, board: chess.Board, default: int | None = None) -> int | None:
+        """Like :meth:`probe_dtz`, but ``default`` when no table answers the board."""
+        try:
+            return self.probe_dtz(board)
+        except (MissingTableError, PositionError):
+            return default
+
+    def get_category(self, board: chess.Board, default: str | None = None) -> str | None:
+        """Like :meth:`probe_category`, but ``default`` when no table answers the board."""
+        try:
+            return self.probe_category(board)
         except (MissingTableError, PositionError):
             return default
 
@@ -578,6 +721,27 @@ class Tablebase:
             wdl[positions] = _WDL_OF[values]
             dtm[positions] = _DTM_OF[values]
         return wdl, dtm
+
+
+#: Lichess's categories, worst first for the side to move.
+CATEGORIES = ("loss", "maybe-loss", "blessed-loss", "draw", "cursed-win", "maybe-win", "win")
+_CATEGORY_OF_WDL50 = {1: "cursed-win", 0: "draw", -1: "blessed-loss"}
+_NEGATED_CATEGORY = dict(zip(CATEGORIES, reversed(CATEGORIES)))
+
+
+def _dtz_rank(row: int) -> int:
+    """Larger is better for the side to move, over stored DTZ rows."""
+    if row > 0:
+        return (1 << 20) - row
+    if row < 0:
+        return -(1 << 20) - row
+    return 0
+
+
+def _zeroing_row(child_wdl50: int) -> int:
+    """The stored DTZ row a zeroing move gives its mover, from the class of the position
+    it reaches (from the side to move there)."""
+    return {-2: ZERO_WIN, -1: ZERO_CURSED, 0: 0, 1: -ZERO_CURSED - 1, 2: -ZERO_WIN - 1}[child_wdl50]
 
 
 def _board(board: chess.Board | str) -> chess.Board:

@@ -28,6 +28,9 @@ from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.material import all_materials
 from tablebase.endgame.pychess import board_index
 from tablebase.generate.exact import load_table
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "scripts"))
+from check_oracle import dtz_agrees  # noqa: E402
 from tablebase.generate.values import to_wdl_dtm
 from tablebase.probe import ILLEGAL_WDL, MoveValue, open_tablebase
 from tablebase.probing.engine import BYTES_PER_ROW, MIN_SLOTS
@@ -155,6 +158,8 @@ def test_probes_match_the_oracles(tb, syzygy, gaviota, key):
         wdl, dtm = tb.probe_wdl(board), tb.probe_dtm(board)
         assert wdl == sign(syzygy.probe_wdl(board)), fen
         assert dtm == gaviota.probe_dtm(board), fen
+        assert tb.probe_wdl50(board) == syzygy.probe_wdl(board), fen
+        assert dtz_agrees(tb.probe_dtz(board), syzygy.probe_dtz(board)), fen
         if board.ep_square is None:
             # The bitboard fast path against its slow twin, board_index.
             assert tb._locate(board) == board_index(board), fen
@@ -170,6 +175,9 @@ def test_probes_match_the_oracles(tb, syzygy, gaviota, key):
             expected[move] = -sign(syzygy.probe_wdl(board))
             board.pop()
         assert {m.move: m.wdl for m in moves} == expected, fen
+        for m in moves:  # a move's dtz: as python-chess finds the best one's, the move counted
+            if m.dtz > 0 and board.halfmove_clock == 0:
+                assert m.dtz >= tb.probe_dtz(board), fen
         assert set(tb.never_lose_moves(board)) == {m for m, w in expected.items() if w >= 0}, fen
         ranks = [(-m.wdl, m.dtm) for m in moves]
         assert ranks == sorted(ranks), fen
@@ -190,7 +198,7 @@ def test_en_passant_capture_as_the_only_move(tb, gaviota):
     expected = mover_value(gaviota_wdl(gaviota.probe_dtm(after), after), gaviota.probe_dtm(after))
     assert expected[0] == -1
     assert (tb.probe_wdl(board), tb.probe_dtm(board)) == expected
-    assert tb.probe_moves(board) == [MoveValue(chess.Move.from_uci("e5d6"), *expected)]
+    assert [(m.move, m.wdl, m.dtm) for m in tb.probe_moves(board)] == [(chess.Move.from_uci("e5d6"), *expected)]
     assert tb.never_lose_moves(board) == []
     with pytest.raises(tablebase.probe.MissingTableError):
         tb.probe_wdl(chess.Board("8/8/4k3/3pP3/8/6q1/8/7K w - - 0 1"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+from pathlib import Path
 
 import chess
 import numpy as np
@@ -158,18 +159,63 @@ def test_a_newer_format_is_refused_naming_both(tables_34, tmp_path):
         read_manifest(tmp_path / "KRvK")
 
 
-def test_the_folder_is_a_dataset(tables_34):
-    """pyarrow.dataset reads a table folder with the side as a hive column; its index and
-    value columns are the shards' rows, the zero-row manifests add none."""
+def _readme_sql() -> str:
+    """The DuckDB recipe exactly as the README gives it."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("### Reading the tables without this package")[1].split("```sql\n")[1].split("```")[0]
+    return block.strip().rstrip(";")
+
+
+def _recipe_by_pyarrow(folder: Path):
+    """The README's pyarrow recipe: the dataset, then the same arithmetic with pyarrow.compute."""
+    import pyarrow.compute as pc
     import pyarrow.dataset as ds
-    key = "KQvK"
-    table = ds.dataset(tables_34 / key, format="parquet", partitioning="hive").to_table()
-    assert set(table.column_names) == {"index", "value", "side"}
+    t = ds.dataset(folder, format="parquet", partitioning="hive").to_table()
+    dtz, value = t.column("dtz"), t.column("value")
+    neg = pc.less(dtz, 0)
+    return {"side": t.column("side").to_numpy(zero_copy_only=False), "index": t.column("index").to_numpy(),
+            "wdl": pc.sign(dtz).to_numpy(),
+            "dtz": pc.if_else(neg, pc.min_element_wise(pc.add(dtz, 1), -1), dtz).to_numpy(),
+            "dtm": pc.if_else(pc.less(value, 0), pc.add(value, 1), value).to_numpy()}
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "pyarrow"])
+def test_the_readme_recipes_give_the_probe_librarys_values(tables_34, engine):
+    """The folder is one dataset (the side a hive column, the zero-row manifests adding no
+    rows); the README's recipes give every legal position's wdl, wdl50 and dtz, and the
+    dtm of every position without a capture or promotion, as the probe library does."""
+    key = "KRvKP"
+    folder = tables_34 / key
+    if engine == "duckdb":
+        duckdb = pytest.importorskip("duckdb", reason="duckdb is in the test extra: pip install -e '.[test]'")
+        sql = _readme_sql().replace("data/tables/KQvKR", str(folder))
+        rows = duckdb.sql(sql).fetchnumpy()
+        rows = {k: np.asarray(v) for k, v in rows.items()}
+    else:
+        rows = _recipe_by_pyarrow(folder)
     scheme = IndexScheme.of(key)
-    assert table.num_rows == 2 * scheme.size
-    for side in "wb":
-        idx = table.filter(ds.field("side") == side).column("index").to_numpy()
-        assert np.array_equal(np.sort(idx), np.arange(scheme.size))
+    assert len(rows["index"]) == 2 * scheme.size
+    own = load_table(tables_34, key)
+    rng = np.random.default_rng(3)
+    checked = direct = 0
+    with open_tablebase(tables_34) as tb:
+        for stm, side in enumerate("wb"):
+            mine = rows["side"] == side
+            order = np.argsort(rows["index"][mine])
+            assert np.array_equal(rows["index"][mine][order], np.arange(scheme.size))
+            legal = np.flatnonzero(own[stm] != V.ILLEGAL)
+            for x in rng.choice(legal, 400, replace=False):
+                board = index_board(key, stm, int(x))
+                i = order[x]
+                assert rows["wdl"][mine][i] == tb.probe_wdl(board), board.fen()
+                assert rows["dtz"][mine][i] == tb.probe_dtz(board), board.fen()
+                if "wdl50" in rows:
+                    assert rows["wdl50"][mine][i] == tb.probe_wdl50(board), board.fen()
+                if not any(board.is_capture(m) or m.promotion for m in board.legal_moves):
+                    assert rows["dtm"][mine][i] == tb.probe_dtm(board), board.fen()
+                    direct += 1
+                checked += 1
+    assert checked == 800 and direct > 100
 
 
 def test_orders_are_chosen_per_side_and_recorded(tables_34):

@@ -19,7 +19,7 @@ from ray.exceptions import ActorDiedError, RayActorError, RayError
 
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
-from ..generate.exact import load_subtables
+from ..generate.exact import load_subtable_classes, load_subtables
 from ..generate.pipeline import PartitionLost, Progress, TableStats, generate_table, init_order, skipped_stats
 from ..generate.worker import SPLIT_ABOVE, GenerationError, Partition, partition_bounds, table_memory
 from ..store.checkpoint import StateFile, read_state, write_state
@@ -134,6 +134,17 @@ class RayPartitions:
             stats += self._get([a.init.remote(stm, subtables) for a in self.actors])
             del subtables
         return stats
+
+    def dtz_classes(self) -> list[list[np.ndarray]]:
+        return self._get([a.dtz_classes.remote() for a in self.actors])
+
+    def dtz_init(self, classes: list[np.ndarray]) -> None:
+        """As :meth:`init`: the table's classes and the sub-tables' put in the object store once."""
+        shared = [ray.put(c) for c in classes]
+        for stm in init_order(self.key):
+            subclasses = ray.put(load_subtable_classes(self.out, self.key, stm))
+            self._get([a.dtz_init.remote(stm, subclasses, shared[1 - stm]) for a in self.actors])
+            del subclasses
 
     def superstep(self, ply: int) -> int:
         decided = 0

@@ -37,6 +37,9 @@ from .material import BISHOP, KING, KNIGHT, PAWN, QUEEN, ROOK, Material, materia
 
 SQ_BIT = np.array([1 << s for s in range(64)], dtype=np.uint64)
 MAX_MOVES = 256
+#: Markers of :func:`successors`' ``out_ep`` for moves that stay in the table (besides the
+#: slot of a pawn whose double step allows an en-passant capture, and -1 for other moves).
+KING_MOVE, PAWN_PUSH = -2, -3
 
 
 @dataclass(frozen=True)
@@ -442,13 +445,13 @@ def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm
                     else:
                         sq[i] = to
                         to_idx = x + (to - frm) * step if step else encode_after_move(desc, sq, x, i, frm, tmp)
-                        k = _put(out_sub, out_stm, out_idx, k, -1, them, to_idx, out_ep, k0, -1, want_ep)
+                        k = _put(out_sub, out_stm, out_idx, k, -1, them, to_idx, out_ep, k0, PAWN_PUSH, want_ep)
                         sq[i] = frm
                 to2 = to + fwd
                 if (frm >> 3) == (1 if stm == 0 else 6) and board[to2] < 0 and SQ_BIT[to2] & allowed:
                     sq[i] = to2
                     to_idx = x + (to2 - frm) * step if step else encode_after_move(desc, sq, x, i, frm, tmp)
-                    ep = -1
+                    ep = PAWN_PUSH
                     if want_ep and ep_capture_legal(desc, sq, them, (occ ^ SQ_BIT[frm]) | SQ_BIT[to2], i):
                         ep = i
                     k = _put(out_sub, out_stm, out_idx, k, -1, them, to_idx, out_ep, k0, ep, want_ep)
@@ -491,7 +494,7 @@ def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm
                 to = _lsb(quiet)
                 quiet &= quiet - np.uint64(1)
                 to_idx, have = _king_move_index(desc, sq, to * 64 + other if i == 0 else other * 64 + to, tmp, have)
-                k = _put(out_sub, out_stm, out_idx, k, -1, them, to_idx, out_ep, k0, -2, want_ep)
+                k = _put(out_sub, out_stm, out_idx, k, -1, them, to_idx, out_ep, k0, KING_MOVE, want_ep)
         elif step and not diag:
             base = x - frm * step
             while quiet:
@@ -523,7 +526,8 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
 
     ``out_ep`` is the slot of the pawn for a double step after which the opponent can
     capture en passant (the successor is then that index *with* an en-passant square,
-    see :func:`ep_exits`), -2 for a king move that stays in the table, else -1. Moves
+    see :func:`ep_exits`), -2 (KING_MOVE) for a king move that stays in the table, -3
+    (PAWN_PUSH) for another pawn move that stays in it, else -1. Moves
     that stay in the table reach distinct indices, except that a king move may reach the
     index of another move (symmetric positions), and any two may when both kings stand on
     the long diagonal of a pawnless table."""
@@ -611,7 +615,7 @@ def predecessors(desc, sq, x, stm, board, occ, tmp, out_idx):
     generated. Duplicates (a symmetric position reached twice) are kept; see
     :func:`unique_small`. Double steps after which an en-passant capture is legal lead to
     ``sq`` *with* an en-passant square, another vertex: :func:`ep_predecessors` lists them."""
-    return _predecessors_into(desc, sq, x, stm, board, occ, tmp, out_idx, False)
+    return _predecessors_into(desc, sq, x, stm, board, occ, tmp, out_idx, False, False)
 
 
 @njit(cache=True, inline="always")
@@ -654,8 +658,9 @@ def _attackers_of(t, colour, target, occ):
 
 
 @njit(cache=True, inline="always")
-def _predecessors_into(desc, sq, x, stm, board, occ, tmp, out_idx, distinct):
-    """:func:`predecessors`, inlined into the loops over frontiers. With ``distinct``,
+def _predecessors_into(desc, sq, x, stm, board, occ, tmp, out_idx, distinct, pieces_only):
+    """:func:`predecessors`, inlined into the loops over frontiers; with ``pieces_only``,
+    no pawn un-moves (the moves that keep the halfmove clock running). With ``distinct``,
     each predecessor is listed once: only a king un-move (it may change the orientation)
     or, both kings on the long diagonal of a pawnless table, any un-move can repeat
     another's index. ``tmp`` needs 16 entries: 8 onwards cache the rest of the index
@@ -687,6 +692,8 @@ def _predecessors_into(desc, sq, x, stm, board, occ, tmp, out_idx, distinct):
         if arithmetic and i >= 2 and desc[D_GROUP + 4 * desc[D_SLOT_GROUP + i] + 1] == 1:
             step = desc[D_GROUP + 4 * desc[D_SLOT_GROUP + i] + 3]
         if t == PAWN:
+            if pieces_only:
+                continue
             back = -8 if mover == 0 else 8
             frm = to + back
             if frm < 8 or frm > 55 or board[frm] >= 0:

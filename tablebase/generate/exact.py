@@ -18,6 +18,7 @@ from ..endgame.material import Material
 from ..endgame.movegen import ExitMap
 from ..store import CorruptTableError, TableReader, table_complete
 from . import kernels as K
+from .values import class_of_stored_dtz, zcodes_from_stored
 from .worker import SubtableValues
 
 Memo = dict[tuple[str, int], np.ndarray]
@@ -79,3 +80,50 @@ def load_subtables(out: Path, key: str, stm: int) -> SubtableValues:
     """Exact values of the direct sub-tables of ``key`` under ``out``: the sides that the
     exits of side to move ``stm`` reach (what init reads)."""
     return _exact_subtables(Path(out), key, stm, {}, True)
+
+
+def load_classes(out: Path, key: str, side: int, *, into: np.ndarray | None = None,
+                 hash_check: bool = True) -> np.ndarray:
+    """The classes (int8, python-chess's ``probe_wdl`` values at clock 0) of one side to
+    move of the complete table ``key``, from its ``dtz`` column alone (illegal indices:
+    any class)."""
+    out = Path(out)
+    scheme = IndexScheme.of(key)
+    cls = np.empty(scheme.size, dtype=np.int8) if into is None else into
+    with TableReader(out / key, key, hash_check=hash_check) as reader:
+        for sl in range(scheme.num_slices):
+            lo, hi = scheme.slice_range(sl)
+            cls[lo:hi] = class_of_stored_dtz(reader.stored_dtz_slice(side, sl))
+    pa.default_memory_pool().release_unused()
+    return cls
+
+
+def load_dtz_side(out: Path, key: str, side: int, illegal: np.ndarray) -> np.ndarray:
+    """The DTZ codes of one side to move of a complete table, given where it is illegal."""
+    scheme = IndexScheme.of(key)
+    with TableReader(Path(out) / key, key) as reader:
+        dtz = np.concatenate([reader.stored_dtz_slice(side, sl) for sl in range(scheme.num_slices)])
+    return zcodes_from_stored(dtz, illegal)
+
+
+def zeroing_sides(key: str, stm: int) -> list[tuple[int, int]]:
+    """The sides of sub-tables a DTZ pass of side ``stm`` reads: those its captures and
+    promotions reach, and with pawns on both sides every side (the en-passant captures of
+    the other side, which its double steps allow)."""
+    material = Material.parse(key)
+    exits = ExitMap.of(material)
+    if "P" in material.white and "P" in material.black:
+        return [(sub, side) for sub in range(len(exits.subtables)) for side in (0, 1)]
+    return exits.sides_reached(stm)
+
+
+def load_subtable_classes(out: Path, key: str, stm: int) -> SubtableValues:
+    """The classes of the direct sub-tables of ``key`` under ``out`` that a DTZ pass of
+    side to move ``stm`` reads (:func:`zeroing_sides`)."""
+    out = Path(out)
+    subs = ExitMap.of(Material.parse(key)).subtables
+    for sub in subs:
+        if not table_complete(out / sub.key, sub.key, hash_check=False):
+            raise FileNotFoundError(f"sub-table {sub.key} of {key} is missing or incomplete in {out}")
+    return SubtableValues.build([IndexScheme.of(sub.key).size for sub in subs], zeroing_sides(key, stm),
+                                lambda i, s, into: load_classes(out, subs[i].key, s, into=into), dtype=np.int8)

@@ -12,10 +12,11 @@ from numba import njit
 
 from ..endgame.board import ON_DIAGONAL, ON_LONG_DIAGONAL
 from ..endgame.index import D_N, D_PAWNFUL, decode, leaf
-from ..endgame.movegen import (MAX_MOVES, SQ_BIT, _exits_into, _predecessors_into, _successors_into, _walk_to,
+from ..endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, SQ_BIT, _exits_into, _predecessors_into, _successors_into, _walk_to,
                                attacked, ep_exits, ep_predecessors, grow, setup_board, successors, unique_small)
-from .values import (CANT_LOSE, DECIDED, DEPTH_MASK, DRAW, EXIT_DECIDED, EXIT_LOSS, ILLEGAL, MAX_DEPTH,
-                     MAX_EXIT_LOSS, MAX_WAYS, TENT_WIN, exit_loss_code, is_decided, resolve)
+from .values import (CANT_LOSE, DECIDED, DEPTH_MASK, DRAW, EXIT_DECIDED, EXIT_LOSS, ILLEGAL, KIND_MASK, MAX_DEPTH,
+                     MAX_EXIT_LOSS, MAX_WAYS, TENT_WIN, ZLOST, ZWON, exit_loss_code, is_decided, is_zdecided,
+                     resolve, zero_code)
 
 @njit(cache=True, inline="always")
 def _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m):
@@ -138,6 +139,18 @@ def _king_move_repeats(idx, is_king, n):
     return repeats
 
 
+@njit(cache=True, inline="always")
+def _distinct(desc, sq, stm, inside, is_king, n_in):
+    """How many distinct indices the ``n_in`` in-table successors ``inside`` reach."""
+    # Successors share an index only through a symmetry fixing the king that does not
+    # move (see _predecessors_into).
+    if desc[D_PAWNFUL] or not ON_LONG_DIAGONAL[sq[1 - stm]]:
+        return n_in
+    if ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]:
+        return unique_small(inside, n_in)
+    return n_in - _king_move_repeats(inside, is_king, n_in)
+
+
 @njit(cache=True)
 def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, settles):
     """First stage: classify every index of ``[lo, hi)`` and read its exits.
@@ -186,7 +199,7 @@ def _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
         for k in range(m):
             if o_sub[k] < 0:
                 inside[n_in] = o_idx[k]
-                is_king[n_in] = o_ep[k] == -2
+                is_king[n_in] = o_ep[k] == KING_MOVE
                 n_in += 1
         best_win, has_draw, worst_loss, bad = _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m)
         bad_exits += bad
@@ -196,14 +209,7 @@ def _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
         elif has_draw:
             val[j] = CANT_LOSE
         else:
-            # Successors share an index only through a symmetry fixing the king that does
-            # not move (see _predecessors_into).
-            if desc[D_PAWNFUL] or not ON_LONG_DIAGONAL[sq[1 - stm]]:
-                ways = n_in
-            elif ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]:
-                ways = unique_small(inside, n_in)
-            else:
-                ways = n_in - _king_move_repeats(inside, is_king, n_in)
+            ways = _distinct(desc, sq, stm, inside, is_king, n_in)
             if worst_loss > 0:
                 ways += 1
             if ways > MAX_WAYS or worst_loss > MAX_EXIT_LOSS:
@@ -239,12 +245,32 @@ def _apply_one(other, j, ply, win):
     return False
 
 
+@njit(cache=True, inline="always")
+def _zapply_one(other, j, e, win):
+    """:func:`_apply_one` for DTZ codes: ``win`` says whether the successor decided at
+    ``e - 1`` was lost (distances have no parity)."""
+    v = other[j]
+    if win:
+        if v == ILLEGAL or is_zdecided(v):
+            return False
+        other[j] = ZWON | np.uint16(e)
+        return True
+    if not (0 < v < CANT_LOSE or EXIT_LOSS <= v < TENT_WIN):
+        return False
+    if v == 1:
+        other[j] = ZLOST | np.uint16(e)
+        return True
+    other[j] = v - np.uint16(1)
+    return False
+
+
 @njit(cache=True)
-def retro_step(desc, stm, frontier, lo, hi, other, ply, first_slice, span, hits):
-    """One ply's backward step from ``frontier`` (indices of side ``stm`` decided at ``ply - 1``):
-    un-move each, and apply every predecessor (side ``1 - stm``) that falls in ``[lo, hi)``
-    to ``other`` (its values from ``lo``), counting the positions decided per slice in
-    ``hits`` (slice ``first_slice + i`` in ``hits[i]``, slices of ``span`` indices).
+def retro_step(desc, stm, frontier, lo, hi, other, ply, win, dtz, first_slice, span, hits):
+    """One ply's backward step from ``frontier`` (indices of side ``stm`` decided at ``ply - 1``,
+    lost if ``win``, else won): un-move each, and apply every predecessor (side ``1 - stm``)
+    that falls in ``[lo, hi)`` to ``other`` (its values from ``lo``: DTM codes, or with
+    ``dtz`` DTZ codes and only the piece moves), counting the positions decided per slice
+    in ``hits`` (slice ``first_slice + i`` in ``hits[i]``, slices of ``span`` indices).
 
     Returns how many positions it decided and the predecessors outside ``[lo, hi)``, for
     the partitions that own them (to :func:`apply_predecessors`).
@@ -262,19 +288,18 @@ def retro_step(desc, stm, frontier, lo, hi, other, ply, first_slice, span, hits)
     while done < frontier.shape[0]:
         if n_remote + MAX_MOVES > remote.shape[0]:
             remote = grow(remote[:n_remote], 2 * remote.shape[0])
-        done, d, n_remote = _retro_loop(desc, stm, frontier, done, lo, hi, other, ply, first_slice, span, hits,
-                                        remote, n_remote, sq, tmp, board, buf)
+        done, d, n_remote = _retro_loop(desc, stm, frontier, done, lo, hi, other, ply, win, dtz, first_slice, span,
+                                        hits, remote, n_remote, sq, tmp, board, buf)
         decided += d
     return decided, remote[:n_remote]
 
 
 @leaf
-def _retro_loop(desc, stm, frontier, start, lo, hi, other, ply, first_slice, span, hits, remote, n_remote,
+def _retro_loop(desc, stm, frontier, start, lo, hi, other, ply, win, dtz, first_slice, span, hits, remote, n_remote,
                 sq, tmp, board, buf):
     """:func:`retro_step` from ``frontier[start]`` until done or ``remote`` has room for
     fewer than MAX_MOVES more; returns where it stopped, how many it decided, the new
     ``n_remote``."""
-    win = ply % 2 == 1
     n = desc[D_N]
     decided = 0
     i = start
@@ -291,25 +316,25 @@ def _retro_loop(desc, stm, frontier, start, lo, hi, other, ply, first_slice, spa
             board[sq[j]] = j
             occ |= SQ_BIT[sq[j]]
         # Duplicates only matter where a way out is counted: at the plies that find losses.
-        m = _predecessors_into(desc, sq, x, stm, board, occ, tmp, buf, not win)
+        m = _predecessors_into(desc, sq, x, stm, board, occ, tmp, buf, not win, dtz)
         for a in range(m):
             y = buf[a]
             if y < lo or y >= hi:
                 remote[n_remote] = y
                 n_remote += 1
-            elif _apply_one(other, y - lo, ply, win):
+            elif _zapply_one(other, y - lo, ply, win) if dtz else _apply_one(other, y - lo, ply, win):
                 hits[y // span - first_slice] += 1
                 decided += 1
     return i, decided, n_remote
 
 
 @njit(cache=True)
-def apply_predecessors(other, lo, preds, ply, win, first_slice, span, hits):
+def apply_predecessors(other, lo, preds, ply, win, dtz, first_slice, span, hits):
     """Apply predecessors (all in ``[lo, hi)``) of positions decided at ``ply - 1``, as
     :func:`retro_step` does; ``win``: their successor was lost. Returns how many it decided."""
     decided = 0
     for y in preds:
-        if _apply_one(other, y - lo, ply, win):
+        if _zapply_one(other, y - lo, ply, win) if dtz else _apply_one(other, y - lo, ply, win):
             hits[y // span - first_slice] += 1
             decided += 1
     return decided
@@ -473,3 +498,245 @@ def _resolve_loop(desc, stm, lo, hi, stored, exit_id, exit_flip, exit_perm, subd
             v = resolve(v, best_win, has_draw, worst_loss)
         out[j] = v
     return bad_exits
+
+
+# -- the 50-move rule (see values: DTZ50'') -------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _zero_class(subcls, suboff, sid, stm, idx):
+    """A sub-table position's class from its side to move (3: a side not loaded)."""
+    off = suboff[sid, stm]
+    return np.int64(3) if off < 0 else np.int64(subcls[off + idx])
+
+
+@njit(cache=True)
+def zinit_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls, zval, settles):
+    """First stage of a DTZ pass over ``[lo, hi)`` (side to move ``stm``): classify each
+    index and value its zeroing moves. ``subcls``/``suboff``: the sub-tables' classes
+    (:class:`~tablebase.generate.worker.SubtableValues` of int8), both sides of those a
+    capture or an en-passant capture reaches; ``them_cls``: this table's classes for the
+    other side to move (all of it), which its pawn moves reach; those of a position with an
+    en-passant square come from its moves here. Writes ``zval`` and ``settles`` (the
+    distance at which the zeroing moves decide something, 0 for none); returns how many
+    zeroing moves reached a side not loaded (must be 0) and of positions with more ways
+    out than a value holds."""
+    sq = np.empty(16, dtype=np.int64)
+    tmp = np.empty(16, dtype=np.int64)
+    sub_sq = np.empty(16, dtype=np.int64)
+    board = np.empty(64, dtype=np.int64)
+    board2 = np.empty(64, dtype=np.int64)
+    o_sub = np.empty(MAX_MOVES, dtype=np.int64)
+    o_stm = np.empty(MAX_MOVES, dtype=np.int64)
+    o_idx = np.empty(MAX_MOVES, dtype=np.int64)
+    o_ep = np.empty(MAX_MOVES, dtype=np.int64)
+    e_sub = np.empty(MAX_MOVES, dtype=np.int64)
+    e_stm = np.empty(MAX_MOVES, dtype=np.int64)
+    e_idx = np.empty(MAX_MOVES, dtype=np.int64)
+    e_ep = np.empty(MAX_MOVES, dtype=np.int64)
+    inside = np.empty(MAX_MOVES, dtype=np.int64)
+    is_king = np.empty(MAX_MOVES, dtype=np.bool_)
+    bad = 0
+    overflow = 0
+    for x in range(lo, hi):
+        j = x - lo
+        settles[j] = 0
+        occ = _walk_to(desc, x, x == lo, sq, board, tmp)
+        if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):
+            zval[j] = ILLEGAL
+            continue
+        m = _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                             o_sub, o_stm, o_idx, 0, o_ep, True)
+        if m == 0:
+            zval[j] = ZLOST if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else DRAW
+            continue
+        fastest_win = MAX_DEPTH + 1
+        has_draw = False
+        slowest_loss = 0
+        n_in = 0
+        for k in range(m):
+            if o_sub[k] >= 0:
+                c = _zero_class(subcls, suboff, o_sub[k], o_stm[k], o_idx[k])
+            elif o_ep[k] == PAWN_PUSH:
+                c = np.int64(them_cls[o_idx[k]])
+            elif o_ep[k] >= 0:
+                c = _ep_vertex_class(desc, sq, stm, occ, o_ep[k], o_idx[k], exit_id, exit_flip, exit_perm, subdesc,
+                                     subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2)
+            else:
+                inside[n_in] = o_idx[k]
+                is_king[n_in] = o_ep[k] == KING_MOVE
+                n_in += 1
+                continue
+            if c == 3:
+                bad += 1
+                continue
+            z = zero_code(c)
+            if z > 0:
+                fastest_win = min(fastest_win, z)
+            elif z < 0:
+                slowest_loss = max(slowest_loss, -z)
+            else:
+                has_draw = True
+        if fastest_win <= MAX_DEPTH:
+            zval[j] = TENT_WIN | np.uint16(fastest_win)
+            settles[j] = fastest_win
+        elif has_draw:
+            zval[j] = CANT_LOSE
+        else:
+            ways = _distinct(desc, sq, stm, inside, is_king, n_in)
+            if slowest_loss:
+                ways += 1
+            if ways > MAX_WAYS:
+                overflow += 1
+                ways = MAX_WAYS
+            if slowest_loss:
+                zval[j] = exit_loss_code(slowest_loss) + np.uint16(ways)
+                settles[j] = slowest_loss
+            else:
+                zval[j] = ways
+    return bad, overflow
+
+
+@njit(cache=True, inline="always")
+def _ep_vertex_class(desc, sq, stm, occ, slot, q, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls,
+                     tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2):
+    """The class of "q with an en-passant square" (``q``: the index after the double step
+    of the pawn in ``slot`` of ``stm``; side to move ``1 - stm``): the better of q's and
+    that of its en-passant captures (q's alone counts only if q has a move)."""
+    them = 1 - stm
+    frm = sq[slot]
+    to = frm + (16 if stm == 0 else -16)
+    sq[slot] = to
+    occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to]
+    n = ep_exits(desc, sq, them, occ2, slot, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq, e_sub, e_stm, e_idx)
+    best = np.int64(-3)
+    for k in range(n):
+        c = _zero_class(subcls, suboff, e_sub[k], e_stm[k], e_idx[k])
+        if c == 3:
+            best = 3
+            break
+        best = max(best, -c)
+    if best != 3 and _has_moves(desc, sq, them, occ2, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                                e_sub, e_stm, e_idx, e_ep, board2):
+        best = max(best, np.int64(them_cls[q]))
+    sq[slot] = frm
+    return best
+
+
+@njit(cache=True)
+def zsettle_exits(zval, e):
+    """What the zeroing moves decide at distance ``e``: one wins, or the slowest of losing
+    ones goes as a way out (the position is lost if it was the last). Returns how many
+    positions this decided."""
+    decided = 0
+    now = TENT_WIN | np.uint16(e)
+    base = exit_loss_code(e)
+    for j in range(zval.shape[0]):
+        v = zval[j]
+        if v == now:
+            zval[j] = ZWON | np.uint16(e)
+            decided += 1
+        elif base <= v <= base + MAX_WAYS:
+            if v == base + 1:
+                zval[j] = ZLOST | np.uint16(e)
+                decided += 1
+            else:
+                zval[j] = v - base - np.uint16(1)
+    return decided
+
+
+@njit(cache=True)
+def codes_at(val, code, lo):
+    """Indices (``lo`` + offset) of the positions of ``val`` holding ``code``."""
+    n = 0
+    for j in range(val.shape[0]):
+        if val[j] == code:
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    n = 0
+    for j in range(val.shape[0]):
+        if val[j] == code:
+            out[n] = lo + j
+            n += 1
+    return out
+
+
+@njit(cache=True)
+def zverify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls):
+    """Re-check the finished DTZ codes ``own`` of ``[lo, hi)`` (side to move ``stm``) from
+    each position's successors: ``other`` the table's DTZ codes for the other side to move
+    (its piece moves), ``them_cls`` their classes and ``subcls``/``suboff`` the sub-tables'
+    (its zeroing moves, as :func:`zinit_slice` reads them). Returns the offsets that disagree."""
+    sq = np.empty(16, dtype=np.int64)
+    tmp = np.empty(16, dtype=np.int64)
+    sub_sq = np.empty(16, dtype=np.int64)
+    board = np.empty(64, dtype=np.int64)
+    board2 = np.empty(64, dtype=np.int64)
+    o_sub = np.empty(MAX_MOVES, dtype=np.int64)
+    o_stm = np.empty(MAX_MOVES, dtype=np.int64)
+    o_idx = np.empty(MAX_MOVES, dtype=np.int64)
+    o_ep = np.empty(MAX_MOVES, dtype=np.int64)
+    e_sub = np.empty(MAX_MOVES, dtype=np.int64)
+    e_stm = np.empty(MAX_MOVES, dtype=np.int64)
+    e_idx = np.empty(MAX_MOVES, dtype=np.int64)
+    e_ep = np.empty(MAX_MOVES, dtype=np.int64)
+    bad = np.empty(hi - lo, dtype=np.int64)
+    nbad = 0
+    for x in range(lo, hi):
+        j = x - lo
+        occ = _walk_to(desc, x, x == lo, sq, board, tmp)
+        if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):
+            if own[j] != ILLEGAL:
+                bad[nbad] = j
+                nbad += 1
+            continue
+        m = _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                             o_sub, o_stm, o_idx, 0, o_ep, True)
+        fastest_win = MAX_DEPTH + 1
+        slowest_loss = -1
+        has_draw = False
+        broken = False
+        for k in range(m):
+            if o_sub[k] < 0 and o_ep[k] < 0 and o_ep[k] != PAWN_PUSH:
+                v = other[o_idx[k]]
+                if v == ILLEGAL:
+                    broken = True
+                elif is_zdecided(v):
+                    d = np.int64(v & DEPTH_MASK) + 1
+                    if (v & KIND_MASK) == ZLOST:
+                        fastest_win = min(fastest_win, d)
+                    else:
+                        slowest_loss = max(slowest_loss, d)
+                else:
+                    has_draw = True
+                continue
+            if o_sub[k] >= 0:
+                c = _zero_class(subcls, suboff, o_sub[k], o_stm[k], o_idx[k])
+            elif o_ep[k] == PAWN_PUSH:
+                c = np.int64(them_cls[o_idx[k]])
+            else:
+                c = _ep_vertex_class(desc, sq, stm, occ, o_ep[k], o_idx[k], exit_id, exit_flip, exit_perm, subdesc,
+                                     subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2)
+            if c == 3:
+                broken = True
+                continue
+            z = zero_code(c)
+            if z > 0:
+                fastest_win = min(fastest_win, z)
+            elif z < 0:
+                slowest_loss = max(slowest_loss, -z)
+            else:
+                has_draw = True
+        if m == 0:
+            expect = ZLOST if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else DRAW
+        elif broken:
+            expect = ILLEGAL
+        elif fastest_win <= MAX_DEPTH:
+            expect = ZWON | np.uint16(fastest_win)
+        elif has_draw:
+            expect = DRAW
+        else:
+            expect = ZLOST | np.uint16(slowest_loss)
+        if own[j] != expect:
+            bad[nbad] = j
+            nbad += 1
+    return bad[:nbad]

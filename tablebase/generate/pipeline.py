@@ -27,7 +27,7 @@ from ..store.checkpoint import (Checkpoint, CorruptCheckpointError, StateFile, c
 from ..store import (DEFAULT_CODING, Coding, ShardInfo, TableManifest, read_manifest, remove_other_format,
                      table_complete, write_manifest)
 from ..store.layout import candidate_orders, natural_order, order_sample
-from .exact import load_subtables
+from .exact import load_subtable_classes, load_subtables
 from .worker import GenerationError, Partition, partition_bounds, subtable_reads
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,10 @@ class Partitions(Protocol):
 
     def order_costs(self, sample: list[int], dont_care: str) -> list[dict]: ...
 
+    def dtz_classes(self) -> list[list[np.ndarray]]: ...
+
+    def dtz_init(self, classes: list[np.ndarray]) -> None: ...
+
     def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]: ...
 
     def close(self) -> None: ...
@@ -93,6 +97,16 @@ class LocalPartitions:
             stats += [p.init(stm, subtables) for p in self.parts]
             del subtables  # before the other side's values take their memory
         return stats
+
+    def dtz_classes(self) -> list[list[np.ndarray]]:
+        return [p.dtz_classes() for p in self.parts]
+
+    def dtz_init(self, classes: list[np.ndarray]) -> None:
+        for stm in init_order(self.key):
+            subclasses = load_subtable_classes(self.out, self.key, stm)
+            for p in self.parts:
+                p.dtz_init(stm, subclasses, classes[1 - stm])
+            del subclasses
 
     def superstep(self, ply: int) -> int:
         n = len(self.parts)
@@ -127,11 +141,11 @@ class LocalPartitions:
     def close(self) -> None:
         pass
 
-    def values(self) -> tuple[np.ndarray, np.ndarray]:
-        """Both sides' exact final values (after :meth:`finish`), for tests."""
+    def values(self, metric: str = "dtm") -> tuple[np.ndarray, np.ndarray]:
+        """Both sides' final codes (after :meth:`finish`), exact DTM or DTZ, for tests."""
         out = [np.empty(self.parts[0].scheme.size, dtype=np.uint16) for _ in range(2)]
         for p in self.parts:
-            lo, vals = p.values()
+            lo, vals = p.values() if metric == "dtm" else p.dtz_values()
             for stm in (0, 1):
                 out[stm][lo:lo + len(vals[stm])] = vals[stm]
         return out[0], out[1]
@@ -154,6 +168,10 @@ class TableStats:
     partitions: int = 1
     nodes: int = 1  # the nodes the partitions ran on
     worker_peak_bytes: int = 0  # the largest peak RSS of a process that held partitions
+    dtz_passes: int = 0  # DTZ passes run (see run_dtz)
+    dtz_plies: int = 0  # plies of the last DTZ pass
+    dtz_seconds: float = 0.0
+    longest_dtz: int = 0
 
 
 def _resume(key: str, parts: Partitions, checkpoints: Path) -> Checkpoint | None:
@@ -189,21 +207,63 @@ def run_passes(key: str, parts: Partitions, progress: Progress | None = None, *,
     stats = TableStats(material=key, positions=2 * IndexScheme.of(key).size, legal=legal,
                        resumed_from=cp.ply if cp else 0)
     t1 = last_save = time.perf_counter()
-    while True:
-        ply += 1
-        decided = parts.superstep(ply)
-        total += decided
+
+    def after_ply(ply: int, decided: int, total: int) -> None:
+        nonlocal last_save
         if progress is not None:
             progress(key, ply, decided, total, legal, time.perf_counter() - t0)
-        if decided == 0 and parts.last_pending_ply() < ply:
-            break
         if checkpoints is not None and time.perf_counter() - last_save >= checkpoint_seconds:
             states = parts.save(checkpoints, ply)
             write_checkpoint(checkpoints, Checkpoint(key, ply, list(parts.bounds), states, legal, total))
             last_save = time.perf_counter()
-    stats.plies = ply
+
+    stats.plies = sweep(parts, ply, total, after_ply)
     stats.pass_seconds = time.perf_counter() - t1
     return stats
+
+
+def sweep(parts: Partitions, ply: int = 0, total: int = 0,
+          after_ply: Callable[[int, int, int], None] | None = None) -> int:
+    """Supersteps from the one after ``ply`` until one decides nothing and no exit is still
+    due; ``after_ply(ply, decided, total)`` after each but the last. Returns the last ply."""
+    while True:
+        ply += 1
+        decided = parts.superstep(ply)
+        total += decided
+        if decided == 0 and parts.last_pending_ply() < ply:
+            return ply
+        if after_ply is not None:
+            after_ply(ply, decided, total)
+
+
+def _table_classes(parts: Partitions) -> list[np.ndarray]:
+    """Both sides' classes over the whole index, from the partitions (in index order)."""
+    per_part = parts.dtz_classes()
+    return [np.concatenate([c[stm] for c in per_part]) for stm in (0, 1)]
+
+
+def run_dtz(key: str, parts: Partitions) -> tuple[int, int]:
+    """The DTZ50'' passes (after the DTM passes, over the same partitions). A pawn move's
+    value is the class of the position it reaches in this table: the first pass assumes
+    the DTM values' (every win and loss within the rule), and a pass runs again with the
+    classes the last one found until they are the ones it assumed; pawn moves only go
+    forward, so that takes one pass more than the longest chain of pawn moves on which a
+    cursed win or blessed loss changes a class. Returns the passes and the last one's plies."""
+    pawnful = IndexScheme.of(key).material.has_pawns
+    classes = _table_classes(parts) if pawnful else [np.zeros(1, dtype=np.int8)] * 2
+    passes = 0
+    while True:
+        passes += 1
+        parts.dtz_init(classes)
+        plies = sweep(parts)
+        if not pawnful:
+            return passes, plies
+        found = _table_classes(parts)
+        if all(np.array_equal(a, b) for a, b in zip(found, classes)):
+            return passes, plies
+        log.info("%s: DTZ pass %d changed %d classes; again", key, passes,
+                 sum(int(np.count_nonzero(a != b)) for a, b in zip(found, classes)))
+        classes = found
 
 
 def choose_orders(key: str, parts: Partitions, coding: Coding) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -233,6 +293,9 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
             stats = run_passes(key, parts, progress, checkpoints=checkpoints,
                                checkpoint_seconds=checkpoint_seconds if checkpoint_seconds is not None else math.inf)
             orders = choose_orders(key, parts, coding)
+            t = time.perf_counter()
+            stats.dtz_passes, stats.dtz_plies = run_dtz(key, parts)
+            stats.dtz_seconds = time.perf_counter() - t
             infos = parts.finish(folder, orders, coding)
             stats.worker_peak_bytes = max(parts.peak_memory())
         except PartitionLost as e:
@@ -268,6 +331,7 @@ def finish_stats(stats: TableStats, manifest: TableManifest, t0: float) -> Table
     stats.bytes = manifest.total_bytes
     stats.counts = manifest.counts()
     stats.longest_dtm = manifest.longest_dtm
+    stats.longest_dtz = manifest.longest_dtz
     return stats
 
 

@@ -211,6 +211,106 @@ def resolve(v, best_win, has_draw, worst_loss):
     return v
 
 
+# -- the 50-move rule: DTZ50'' ---------------------------------------------------------------
+#
+# A second game over the same positions: its moves are the table's piece moves (those keep
+# the halfmove clock running); a capture or pawn move *zeroes* the clock and ends a phase,
+# worth what the position it reaches is worth at clock 0, its *class* (python-chess's
+# ``probe_wdl``: 2 win, 1 cursed win, 0 draw, -1 blessed loss, -2 loss). Distances are
+# Syzygy's DTZ50'': plies to the next zeroing move (or mate) under optimal play, where a
+# zeroing move into a class +-1 position counts 101 plies, so that the winner first wins
+# within the rule (a win whose distance is at most 100 is class 2, a longer one cursed),
+# and the loser first makes it last past 100 (blessed). Codes, one uint16 per position:
+#
+# * ``ZWON + e`` / ``ZLOST + e``: decided, the side to move wins / loses at distance
+#   ``e`` (``ZLOST + 0``: checkmated);
+# * ``1 .. MAX_WAYS``, ``exit_loss_code(e) + c``, ``CANT_LOSE``, ``TENT_WIN + e``,
+#   ``DRAW``, ``ILLEGAL``: as in generation above, the zeroing moves playing the exits'
+#   part (``e`` is 1 or 101).
+#
+# Stored (int16 ``dtz`` column): ``+e`` a win, ``0`` a draw, ``-(e + 1)`` a loss (``-1``
+# checkmated), so that the sign is the result and the class follows from the value alone.
+
+ZWON = np.uint16(0xB000)
+ZLOST = np.uint16(0xC000)
+#: Distance of a zeroing move into a position of class -2 / -1 for the opponent.
+ZERO_WIN, ZERO_CURSED = 1, 101
+#: The longest distance of a class 2 win (and of a class -2 loss).
+RULE_PLIES = 100
+
+
+@njit(cache=True, inline="always")
+def is_zdecided(v):
+    k = v & KIND_MASK
+    return v != ILLEGAL and (k == ZWON or k == ZLOST)
+
+
+@njit(cache=True, inline="always")
+def zero_code(c):
+    """What a zeroing move into a position of class ``c`` (from the mover's side there)
+    gives the mover: its distance, positive for a win, negative for a loss, 0 a draw."""
+    if c == -2:
+        return ZERO_WIN
+    if c == -1:
+        return ZERO_CURSED
+    if c == 2:
+        return -ZERO_WIN
+    if c == 1:
+        return -ZERO_CURSED
+    return 0
+
+
+@njit(cache=True)
+def zfinalize(zval):
+    """Positions no distance decided are draws."""
+    for j in range(zval.shape[0]):
+        v = zval[j]
+        if v != ILLEGAL and not is_zdecided(v):
+            zval[j] = DRAW
+
+
+def dtz_stored(zval: np.ndarray) -> np.ndarray:
+    """Finished DTZ codes to the int16 ``dtz`` column (illegal rows 0: don't care)."""
+    e = (zval & DEPTH_MASK).astype(np.int16)
+    kind = zval & KIND_MASK
+    legal = zval != ILLEGAL
+    return np.where(legal & (kind == ZWON), e, np.where(legal & (kind == ZLOST), -e - 1, 0)).astype(np.int16)
+
+
+def zcodes_from_stored(dtz: np.ndarray, illegal: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`dtz_stored`, given where the positions are illegal."""
+    d = dtz.astype(np.int32)
+    z = np.where(d > 0, ZWON + d, np.where(d < 0, ZLOST + (-d - 1), DRAW)).astype(np.uint16)
+    z[illegal] = ILLEGAL
+    return z
+
+
+def class_of_stored_dtz(dtz: np.ndarray) -> np.ndarray:
+    """The ``dtz`` column to classes (int8, -2 .. 2), python-chess's ``probe_wdl`` values."""
+    d = dtz.astype(np.int32)
+    won = np.where(d <= RULE_PLIES, 2, 1)
+    lost = np.where(-d - 1 <= RULE_PLIES, -2, -1)
+    return np.where(d > 0, won, np.where(d < 0, lost, 0)).astype(np.int8)
+
+
+def class_of_dtm(val: np.ndarray) -> np.ndarray:
+    """Exact DTM codes to the classes a DTZ pass assumes at first (int8): every win and
+    loss within the rule (a pass then corrects the cursed ones)."""
+    wdl, _, _ = to_wdl_dtm(val)
+    return (2 * wdl).astype(np.int8)
+
+
+def dtz_of_stored(s: int) -> tuple[int, int]:
+    """(wdl50, dtz) of one stored ``dtz`` value, as python-chess's ``probe_wdl`` and
+    ``probe_dtz`` give them (a checkmated side: -2, -1)."""
+    if s > 0:
+        return (2 if s <= RULE_PLIES else 1), s
+    if s < 0:
+        e = -s - 1
+        return (-2 if e <= RULE_PLIES else -1), -max(e, 1)
+    return 0, 0
+
+
 # -- users' values ------------------------------------------------------------------------
 
 def to_wdl_dtm(val: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,5 +1,6 @@
 """``tablebase verify``: checksums, then every position re-checked against Romano's
-definitions from its successors.
+definitions from its successors, and its DTZ50'' from its piece moves' DTZ and its
+zeroing moves' classes (:func:`~tablebase.generate.kernels.zverify_slice`).
 
 A table whose every position is consistent with its successors (a win of depth d has a
 successor lost in d - 1 and none lost sooner; a loss of depth d has only successors won
@@ -20,7 +21,7 @@ from ..endgame.index import IndexScheme
 from ..endgame.movegen import ExitMap
 from ..store import CorruptTableError
 from . import kernels as K
-from .exact import load_subtables, load_table
+from .exact import load_classes, load_dtz_side, load_subtable_classes, load_subtables, load_table
 from .values import ILLEGAL
 
 
@@ -29,13 +30,14 @@ class VerifyResult:
     material: str
     positions: int = 0
     mismatches: int = 0
+    dtz_mismatches: int = 0
     examples: list[tuple[int, int]] = field(default_factory=list)  # (side to move, index)
     error: str | None = None
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        return self.error is None and self.mismatches == 0
+        return self.error is None and self.mismatches == 0 and self.dtz_mismatches == 0
 
 
 def verify_table(out: Path, key: str) -> VerifyResult:
@@ -57,6 +59,16 @@ def verify_table(out: Path, key: str) -> VerifyResult:
                 result.examples += [(stm, lo + int(j)) for j in bad[:max(0, 5 - len(result.examples))]]
             result.positions += int(np.count_nonzero(own[stm] != ILLEGAL))
             del subs
+        zown = [load_dtz_side(out, key, stm, own[stm] == ILLEGAL) for stm in (0, 1)]
+        classes = [load_classes(out, key, stm) for stm in (0, 1)]
+        for stm in (0, 1):
+            subs = load_subtable_classes(out, key, stm)
+            for s in range(scheme.num_slices):
+                lo, hi = scheme.slice_range(s)
+                bad = K.zverify_slice(scheme.desc, stm, lo, hi, zown[stm][lo:hi], zown[1 - stm], e.exit_id,
+                                      e.exit_flip, e.exit_perm, e.subdesc, subs.values, subs.offsets, classes[1 - stm])
+                result.dtz_mismatches += len(bad)
+                result.examples += [(stm, lo + int(j)) for j in bad[:max(0, 5 - len(result.examples))]]
     except (CorruptTableError, FileNotFoundError) as err:
         result.error = str(err)
         return result

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import pyarrow as pa
 
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material
@@ -44,16 +45,16 @@ class SubtableValues:
 
     @classmethod
     def build(cls, sizes: list[int], sides: list[tuple[int, int]],
-              fill: Callable[[int, int, np.ndarray], None]) -> "SubtableValues":
+              fill: Callable[[int, int, np.ndarray], None], dtype=np.uint16) -> "SubtableValues":
         """The ``sides`` (sub-table, side to move) of sub-tables of ``sizes`` positions per
         side, each written in place by ``fill(sub, side, into)``: no second copy of them is
-        ever held."""
+        ever held. DTM codes (uint16), or classes (int8) for the DTZ passes."""
         offsets = np.full((max(1, len(sizes)), 2), -1, dtype=np.int64)
         pos = 0
         for sub, side in sides:
             offsets[sub, side] = pos
             pos += sizes[sub]
-        values = np.zeros(max(1, pos), dtype=np.uint16)
+        values = np.zeros(max(1, pos), dtype=dtype)
         for sub, side in sides:
             fill(sub, side, values[offsets[sub, side]:offsets[sub, side] + sizes[sub]])
         return cls(values, offsets)
@@ -151,6 +152,11 @@ class Partition:
         self.ep_due: dict[int, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.ep_expanded = [False, False]  # this ply's en-passant predecessors emitted
         self.inited = [False, False]  # per side to move: init done
+        # The DTZ passes (the 50-move rule) run after the DTM passes over the same slices:
+        # the DTM values wait compressed meanwhile, their memory going to the DTZ codes.
+        self.metric = "dtm"
+        self.zval = [np.empty(0, dtype=np.uint16)] * 2
+        self.packed: list[dict[int, bytes]] | None = None
 
     def init(self, stm: int, subtables: SubtableValues) -> dict:
         """Classify every position of side to move ``stm`` and read its exits from
@@ -189,6 +195,77 @@ class Partition:
         if all(self.inited):
             self.ply = 1
         return {"legal": legal, "mates": int(self.hits_prev[stm].sum())}
+
+    # -- the DTZ passes ---------------------------------------------------------------
+
+    def dtz_classes(self) -> list[np.ndarray]:
+        """Per side to move, the classes (int8) of this partition's indices: before the
+        first DTZ pass those its DTM values give (every decided position within the rule),
+        after one those the pass found."""
+        if self.metric == "dtm":
+            self._finalize()
+            return [V.class_of_dtm(V.plain(v)) for v in self.val]
+        return [V.class_of_stored_dtz(V.dtz_stored(z)) for z in self.zval]
+
+    def dtz_init(self, stm: int, subclasses: SubtableValues, them_classes: np.ndarray) -> dict:
+        """First stage of a DTZ pass for side to move ``stm``: ``subclasses`` holds the
+        sub-tables' classes (both sides of those a capture or an en-passant capture
+        reaches), ``them_classes`` this table's for the other side to move (the whole index:
+        its pawn moves can reach any slice). Call it for both sides; a pass after another
+        starts afresh."""
+        if self.metric == "dtm":
+            self._pack_dtm()
+        if self.metric == "dtm" or all(self.inited):
+            self.metric = "dtz"
+            self.ply = 0
+            self.inited = [False, False]
+            self.exit_plies = {}
+            self.hits_prev = [np.zeros_like(h) for h in self.hits_prev]
+            self.hits = [np.zeros_like(h) for h in self.hits]
+            self.cursor, self.decided = [0, 0], 0
+        e, s = self.exits, subclasses
+        if len(self.zval[stm]) != self.hi - self.lo:
+            self.zval[stm] = np.empty(self.hi - self.lo, dtype=np.uint16)
+        settles = np.empty(self.span, dtype=np.uint16)
+        for sl in self.slices:
+            lo, hi = self.scheme.slice_range(sl)
+            z = self.zval[stm][lo - self.lo:hi - self.lo]
+            bad, overflow = K.zinit_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm,
+                                          e.subdesc, s.values, s.offsets, them_classes, z, settles[:hi - lo])
+            if bad:
+                raise GenerationError(f"{self.scheme.material}: {bad} zeroing moves of slice {sl} (side {stm}) "
+                                      "reach a sub-table side not loaded")
+            if overflow:
+                raise GenerationError(f"{self.scheme.material}: {overflow} positions of slice {sl} (side {stm}) "
+                                      f"have more than {V.MAX_WAYS} piece moves out")
+            plies = settles[:hi - lo]
+            self.exit_plies.pop((stm, sl), None)
+            if plies.any():
+                self.exit_plies[stm, sl] = np.bincount(plies[plies > 0])
+            self.hits_prev[stm][sl - self.first] = np.count_nonzero(z == V.ZLOST)
+        self.inited[stm] = True
+        if all(self.inited):
+            self.ply = 1
+        return {"mates": int(self.hits_prev[stm].sum())}
+
+    def _pack_dtm(self) -> None:
+        """Finish the DTM values and keep them compressed per slice until the shards."""
+        self._finalize()
+        codec = pa.Codec("zstd", compression_level=1)
+        self.packed = [{}, {}]
+        for stm in (0, 1):
+            for sl in self.slices:
+                lo, hi = self.scheme.slice_range(sl)
+                self.packed[stm][sl] = codec.compress(self.val[stm][lo - self.lo:hi - self.lo]).to_pybytes()
+            self.val[stm] = np.empty(0, dtype=np.uint16)
+
+    def _dtm_slice(self, stm: int, sl: int) -> np.ndarray:
+        """The finished DTM codes of one slice (exit marks kept)."""
+        lo, hi = self.scheme.slice_range(sl)
+        if self.packed is None:
+            return self.val[stm][lo - self.lo:hi - self.lo]
+        raw = pa.Codec("zstd").decompress(self.packed[stm][sl], decompressed_size=2 * (hi - lo))
+        return np.frombuffer(raw, dtype=np.uint16)
 
     def _has_en_passant(self) -> bool:
         m = self.scheme.material
@@ -240,9 +317,36 @@ class Partition:
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
     def _apply(self, stm: int, preds: np.ndarray) -> int:
-        """Apply predecessors (side ``stm``, all in this partition) of the last ply's frontier."""
-        return K.apply_predecessors(self.val[stm], self.lo, preds, self.ply, self.ply % 2 == 1, self.first,
+        """Apply predecessors (side ``stm``, all in this partition) of the last ply's frontier:
+        DTZ's come as ``y`` where their successor was lost, ``-y - 1`` where it was won."""
+        if self.metric == "dtz":
+            won = preds < 0
+            return (K.apply_predecessors(self.zval[stm], self.lo, preds[~won], self.ply, True, True, self.first,
+                                         self.span, self.hits[stm])
+                    + K.apply_predecessors(self.zval[stm], self.lo, -preds[won] - 1, self.ply, False, True,
+                                           self.first, self.span, self.hits[stm]))
+        return K.apply_predecessors(self.val[stm], self.lo, preds, self.ply, self.ply % 2 == 1, False, self.first,
                                     self.span, self.hits[stm])
+
+    def _retro(self, stm: int, lo: int, hi: int) -> np.ndarray:
+        """Un-move the frontier of slice ``[lo, hi)`` of side ``stm``, applying the predecessors
+        this partition owns; returns the others (as :meth:`_apply` takes them)."""
+        desc, other = self.scheme.desc, 1 - stm
+        if self.metric == "dtm":
+            frontier = V.frontier_of(self.val[stm][lo - self.lo:hi - self.lo], self.ply - 1, lo)
+            decided, away = K.retro_step(desc, stm, frontier, self.lo, self.hi, self.val[other], self.ply,
+                                         self.ply % 2 == 1, False, self.first, self.span, self.hits[other])
+            self.decided += decided
+            return away
+        val = self.zval[stm][lo - self.lo:hi - self.lo]
+        d = np.uint16(self.ply - 1)
+        remote = []
+        for code, win in ((V.ZLOST | d, True), (V.ZWON | d, False)):
+            decided, away = K.retro_step(desc, stm, K.codes_at(val, code, lo), self.lo, self.hi, self.zval[other],
+                                         self.ply, win, True, self.first, self.span, self.hits[other])
+            self.decided += decided
+            remote.append(away if win else -away - 1)
+        return np.concatenate(remote)
 
     def expand(self, num_partitions: int) -> tuple[list[list[np.ndarray]], int]:
         """Un-move the next part of this partition's frontier, applying the predecessors it
@@ -254,7 +358,7 @@ class Partition:
         budget = EXPAND_BUDGET
         for stm in (0, 1):
             remote = []
-            if not self.ep_expanded[stm] and (self.ep or self.ep_due):
+            if self.metric == "dtm" and not self.ep_expanded[stm] and (self.ep or self.ep_due):
                 preds = self._ep_expand(stm)
                 inside = (preds >= self.lo) & (preds < self.hi)
                 self.decided += self._apply(1 - stm, preds[inside])
@@ -266,16 +370,11 @@ class Partition:
                 self.cursor[stm] += 1
                 if not hits[i]:
                     continue
-                lo, hi = self.scheme.slice_range(self.first + i)
-                frontier = V.frontier_of(self.val[stm][lo - self.lo:hi - self.lo], self.ply - 1, lo)
-                budget -= len(frontier)
-                decided, away = K.retro_step(self.scheme.desc, stm, frontier, self.lo, self.hi, self.val[1 - stm],
-                                             self.ply, self.first, self.span, self.hits[1 - stm])
-                self.decided += decided
-                remote.append(away)
+                budget -= int(hits[i])
+                remote.append(self._retro(stm, *self.scheme.slice_range(self.first + i)))
             preds = np.concatenate(remote) if len(remote) > 1 else remote[0] if remote else empty
             if len(preds):
-                dest = self.owner[preds // self.span]
+                dest = self.owner[np.where(preds < 0, -preds - 1, preds) // self.span]
                 for p in range(num_partitions):
                     out[p][1 - stm] = preds[dest == p]
         self.ep_due.pop(self.ply - 1, None)
@@ -302,7 +401,10 @@ class Partition:
         for (stm, sl), hist in self.exit_plies.items():
             if ply < len(hist) and hist[ply]:
                 lo, hi = self.scheme.slice_range(sl)
-                n = K.settle_exits(self.val[stm][lo - self.lo:hi - self.lo], ply)
+                if self.metric == "dtz":
+                    n = K.zsettle_exits(self.zval[stm][lo - self.lo:hi - self.lo], ply)
+                else:
+                    n = K.settle_exits(self.val[stm][lo - self.lo:hi - self.lo], ply)
                 self.hits[stm][sl - self.first] += n
                 decided += n
         self.hits_prev, self.hits = self.hits, [np.zeros_like(h) for h in self.hits_prev]
@@ -361,26 +463,29 @@ class Partition:
             lo, hi = self.scheme.slice_range(sl)
             shape = self.scheme.slice_shape(sl)
             for stm in (0, 1):
-                val = self.val[stm][lo - self.lo:hi - self.lo]
+                val = self._dtm_slice(stm, sl)
                 for order in orders:
                     costs[stm, order] = costs.get((stm, order), 0) + order_cost(val, shape, order, dont_care)
         return costs
 
     def _finalize(self) -> None:
-        for stm in (0, 1):
-            V.finalize(self.val[stm])
+        if self.packed is None:
+            for stm in (0, 1):
+                V.finalize(self.val[stm])
+        for z in self.zval:
+            V.zfinalize(z)
 
     def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]:
         """Turn undecided positions into draws; write one shard per (side, slice), side
-        ``stm`` in ``orders[stm]``, when ``folder`` is given."""
+        ``stm`` in ``orders[stm]``, when ``folder`` is given (after the DTZ passes)."""
         self._finalize()
         infos = []
         if folder is not None:
             for stm in (0, 1):
                 for sl in self.slices:
                     lo, hi = self.scheme.slice_range(sl)
-                    infos.append(write_shard(folder, self.scheme.material.key, stm, sl,
-                                             self.val[stm][lo - self.lo:hi - self.lo], orders[stm], coding))
+                    infos.append(write_shard(folder, self.scheme.material.key, stm, sl, self._dtm_slice(stm, sl),
+                                             self.zval[stm][lo - self.lo:hi - self.lo], orders[stm], coding))
         return infos
 
     def peak_memory(self) -> int:
@@ -388,8 +493,13 @@ class Partition:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     def values(self) -> tuple[int, list[np.ndarray]]:
-        """The first index and the exact values of both sides to move (after :meth:`finish`)."""
-        return self.lo, [V.plain(v) for v in self.val]
+        """The first index and the exact DTM codes of both sides to move (after :meth:`finish`)."""
+        return self.lo, [V.plain(np.concatenate([self._dtm_slice(stm, sl) for sl in self.slices]))
+                         for stm in (0, 1)]
+
+    def dtz_values(self) -> tuple[int, list[np.ndarray]]:
+        """The first index and the finished DTZ codes of both sides to move."""
+        return self.lo, [z.copy() for z in self.zval]
 
 
 def _pack(name: str, entries: list[tuple[int, int, tuple[np.ndarray, ...]]]) -> dict[str, np.ndarray]:

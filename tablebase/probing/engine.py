@@ -273,6 +273,16 @@ def value_of(reg, vals, exact, index, scratch, t, stm, idx, need, wdl_only, deco
 
 
 @njit(cache=True)
+def row_of(reg, vals, index, t, stm, idx, need):
+    """(status, stored row) of index ``idx`` of table ``t``: a column whose rows are all
+    exact (``dtz``), read without a search."""
+    status, slot, off = _slot(reg, vals, index, t, stm, idx, need)
+    if status != OK:
+        return status, np.int16(0)
+    return OK, vals[slot, off]
+
+
+@njit(cache=True)
 def block_order(reg, t, stms, idxs):
     """An order of the indices that visits each block of table ``t`` in one run (a
     counting sort by block)."""
@@ -408,7 +418,10 @@ class Engine:
     pool (the kernels hold the GIL anyway).
     """
 
-    def __init__(self, find: Callable[[str], Path | None], cache_bytes: int):
+    def __init__(self, find: Callable[[str], Path | None], cache_bytes: int, column: str = "value"):
+        #: The shards' column this engine reads: ``value`` (searched, see the module) or
+        #: ``dtz`` (every row exact: :meth:`row`).
+        self.column = column
         self._find = find
         self._cache_bytes = cache_bytes
         self._lock = threading.RLock()
@@ -498,7 +511,7 @@ class Engine:
         s = (key >> 16) & 0xFFFFFF
         stm = (key >> 40) & 1
         t = key >> 41
-        values = self.readers[t].shards[stm][s].read_block(b)
+        values = self.readers[t].shards[stm][s].read_block(b, self.column)
         slot = pool_insert(self._index, len(self._vals), np.int64(key))
         self._vals[slot, :len(values)] = values
         self._exact[slot] = UNKNOWN
@@ -525,6 +538,14 @@ class Engine:
             while True:
                 status, v = value_of(self._reg, self._vals, self._exact, self._index, self._scratch, t, stm, idx,
                                      self._need, wdl_only, False)
+                if self._settle(status):
+                    return int(v)
+
+    def row(self, t: int, stm: int, idx: int) -> int:
+        """The stored row of the legal index ``idx`` of table ``t`` (side ``stm`` to move)."""
+        with self._lock:
+            while True:
+                status, v = row_of(self._reg, self._vals, self._index, t, stm, idx, self._need)
                 if self._settle(status):
                     return int(v)
 

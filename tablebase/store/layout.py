@@ -53,6 +53,16 @@ def stored_rows(val: np.ndarray, shape: tuple[int, ...], order: tuple[int, ...],
     return value
 
 
+def stored_dtz_rows(dtz: np.ndarray, illegal: np.ndarray, shape: tuple[int, ...],
+                    order: tuple[int, ...]) -> np.ndarray:
+    """The ``dtz`` column of a slice (``dtz`` as stored, index order) in storage order, its
+    illegal rows filled as don't-care values."""
+    value = to_storage(dtz, shape, order)
+    kinds = to_storage(np.where(illegal, FREE, FIXED).astype(np.uint8), shape, order)
+    fill_dont_care(value, kinds)
+    return value
+
+
 def order_cost(val: np.ndarray, shape: tuple[int, ...], order: tuple[int, ...], dont_care: str) -> int:
     """Bytes of a slice's rows in ``order`` under a fast compressor: the proxy by which
     orders are compared (it ranks them as the shards' own coding does, within 1 % of the

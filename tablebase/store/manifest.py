@@ -24,13 +24,17 @@ from .files import publish, temporary_name
 #: Version of the table format this code writes and reads. 1: ``manifest.json`` beside
 #: ``w-*.parquet`` shards with nullable ``wdl``/``dtm`` columns. 2: hive folders per side,
 #: one int16 ``value`` column with don't-care rows, storage orders, ``manifest.parquet``.
-FORMAT_VERSION = 2
+#: 3: the int16 ``dtz`` column beside it (the 50-move rule).
+FORMAT_VERSION = 3
 INDEX_SCHEME = "kk-combination-v1"
 SIDES = "wb"
 MANIFEST = "manifest.parquet"
 METADATA_KEY = b"tablebase.manifest"
-#: The columns every shard (and manifest) has: the row's index and its stored value.
-SCHEMA = pa.schema([("index", pa.int64()), ("value", pa.int16())])
+#: The columns every shard (and manifest) has: the row's index, its stored value (DTM, no
+#: 50-move rule) and its stored DTZ50'' (see :mod:`tablebase.generate.values`).
+SCHEMA = pa.schema([("index", pa.int64()), ("value", pa.int16()), ("dtz", pa.int16())])
+#: What the columns hold: python-chess's names of the values they give.
+METRICS = ["wdl", "dtm", "wdl50", "dtz"]
 
 
 class CorruptTableError(ValueError):
@@ -67,6 +71,9 @@ class ShardInfo:
     draws: int
     losses: int
     longest_dtm: int
+    cursed_wins: int
+    blessed_losses: int
+    longest_dtz: int
 
 
 @dataclass
@@ -76,7 +83,7 @@ class TableManifest:
     shards: list[ShardInfo]
     orders: dict[str, list[int]] = field(default_factory=dict)  # per side: the storage order
     coding: dict = field(default_factory=dict)
-    metrics: list[str] = field(default_factory=lambda: ["wdl", "dtm"])
+    metrics: list[str] = field(default_factory=lambda: list(METRICS))
     format_version: int = FORMAT_VERSION
     index_scheme: str = INDEX_SCHEME
     generator: str = ""
@@ -87,12 +94,18 @@ class TableManifest:
         for side in SIDES:
             shards = [s for s in self.shards if s.side == side]
             out[side] = {"wins": sum(s.wins for s in shards), "draws": sum(s.draws for s in shards),
-                         "losses": sum(s.losses for s in shards)}
+                         "losses": sum(s.losses for s in shards),
+                         "cursed_wins": sum(s.cursed_wins for s in shards),
+                         "blessed_losses": sum(s.blessed_losses for s in shards)}
         return out
 
     @property
     def longest_dtm(self) -> int:
         return max((s.longest_dtm for s in self.shards), default=0)
+
+    @property
+    def longest_dtz(self) -> int:
+        return max((s.longest_dtz for s in self.shards), default=0)
 
     @property
     def total_bytes(self) -> int:

@@ -1,11 +1,13 @@
 """Shard files: writing them, and reading them back with every check in one place.
 
 A shard holds one slice of one side to move (``side=w/00003.parquet``), its rows in the
-side's storage order (:mod:`tablebase.store.layout`), with two columns: ``index`` (the
-row's index, int64) and ``value`` (int16, :mod:`tablebase.generate.values`): ``sign`` is
-the wdl; ``value`` plies to mate for a win, ``-value - 1`` for a loss. Rows of indices
-that are no legal position, and of positions whose value a capture or promotion gives,
-hold a don't-care value (see there): readers resolve them.
+side's storage order (:mod:`tablebase.store.layout`), with three columns (see
+:mod:`tablebase.generate.values`): ``index`` (the row's index, int64); ``value`` (int16,
+no 50-move rule): ``sign`` is the wdl, ``value`` plies to mate for a win, ``-value - 1``
+for a loss; ``dtz`` (int16, Syzygy's DTZ50''): ``dtz`` plies to the next zeroing move for
+a win (a cursed one past 100), ``-dtz - 1`` for a loss, 0 a draw. Rows of indices that
+are no legal position hold don't-care values in both; rows of positions whose value a
+capture or promotion gives hold one in ``value`` (see there): readers resolve them.
 
 Every read goes through :class:`TableReader`, which checks a table once: manifests
 (format, material, index scheme and size, coverage of the index range), each shard's
@@ -25,11 +27,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..endgame.index import IndexScheme
-from ..generate.values import exact_from_stored, plain, to_wdl_dtm
+from ..generate.values import ILLEGAL, class_of_stored_dtz, dtz_stored, exact_from_stored, plain, to_wdl_dtm
 from .files import publish, sha256_of, temporary_name
-from .layout import from_storage, stored_rows, to_storage
-from .manifest import (FORMAT_VERSION, INDEX_SCHEME, SCHEMA, SIDES, CorruptTableError, ShardInfo, TableManifest,
-                       format_error, read_manifest, side_folder)
+from .layout import from_storage, stored_dtz_rows, stored_rows, to_storage
+from .manifest import (FORMAT_VERSION, INDEX_SCHEME, SCHEMA, SIDES, CorruptTableError, ShardInfo, TableFormatError,
+                       TableManifest, format_error, read_manifest, side_folder)
 
 
 @dataclass(frozen=True)
@@ -67,37 +69,42 @@ def _footer(material: str, side: str, slice_id: int, start: int, stop: int, orde
             "tablebase.order": ",".join(map(str, order))}
 
 
-def write_shard(folder: Path, material: str, side: int, slice_id: int, val: np.ndarray,
+def write_shard(folder: Path, material: str, side: int, slice_id: int, val: np.ndarray, zval: np.ndarray,
                 order: tuple[int, ...], coding: Coding = DEFAULT_CODING) -> ShardInfo:
-    """Write the finished values ``val`` (exit marks kept, index order) of one slice
-    atomically, its rows in ``order``."""
+    """Write the finished DTM codes ``val`` (exit marks kept) and DTZ codes ``zval`` (index
+    order) of one slice atomically, its rows in ``order``."""
     scheme = IndexScheme.of(material)
     start, stop = scheme.slice_range(slice_id)
     shape = scheme.slice_shape(slice_id)
-    if len(val) != stop - start:
-        raise ValueError(f"{material}: slice {slice_id} has {stop - start} indices, not {len(val)}")
+    if len(val) != stop - start or len(zval) != stop - start:
+        raise ValueError(f"{material}: slice {slice_id} has {stop - start} indices, not {len(val)} / {len(zval)}")
     folder = Path(folder)
     name = shard_file_name(side, slice_id)
     path = folder / name
     path.parent.mkdir(parents=True, exist_ok=True)
     value = stored_rows(val, shape, order, coding.dont_care)
+    dtz = dtz_stored(zval)
+    dtz_rows = stored_dtz_rows(dtz, zval == ILLEGAL, shape, order)
     index = to_storage(np.arange(start, stop, dtype=np.int64), shape, order)
-    table = pa.table({"index": index, "value": value}, schema=SCHEMA).replace_schema_metadata(
+    table = pa.table({"index": index, "value": value, "dtz": dtz_rows}, schema=SCHEMA).replace_schema_metadata(
         _footer(material, SIDES[side], slice_id, start, stop, order))
     dictionary = coding.encoding == "RLE_DICTIONARY"
     encodings = {"index": "DELTA_BINARY_PACKED"}
     if not dictionary:
-        encodings["value"] = coding.encoding
+        encodings["value"] = encodings["dtz"] = coding.encoding
     tmp = temporary_name(path)
     pq.write_table(table, tmp, compression="zstd", compression_level=coding.zstd_level,
-                   use_dictionary=["value"] if dictionary else False, column_encoding=encodings,
+                   use_dictionary=["value", "dtz"] if dictionary else False, column_encoding=encodings,
                    row_group_size=coding.row_group_rows, write_statistics=False)
     publish(tmp, path)
     wdl, dtm, legal = to_wdl_dtm(plain(val))
+    cls = class_of_stored_dtz(dtz)
     return ShardInfo(file=name, side=SIDES[side], slice=slice_id, start=start, stop=stop, rows=stop - start,
                      bytes=path.stat().st_size, sha256=sha256_of(path), wins=int(np.count_nonzero(wdl > 0)),
                      draws=int(np.count_nonzero((wdl == 0) & legal)), losses=int(np.count_nonzero(wdl < 0)),
-                     longest_dtm=int(np.abs(dtm).max()) if len(dtm) else 0)
+                     longest_dtm=int(np.abs(dtm).max()) if len(dtm) else 0,
+                     cursed_wins=int(np.count_nonzero(cls == 1)), blessed_losses=int(np.count_nonzero(cls == -1)),
+                     longest_dtz=int(np.abs(dtz).max()) if len(dtz) else 0)
 
 
 def check_shard(folder: Path, info: ShardInfo, *, hash_check: bool = True) -> None:
@@ -127,10 +134,14 @@ def table_complete(folder: Path, material: str, *, hash_check: bool = True) -> b
 
 
 def remove_other_format(folder: Path) -> bool:
-    """Remove the files of a table of format 1 from ``folder`` (so that it can be written
-    again in this format); whether there were any."""
+    """Remove the files of a table of another format from ``folder`` (so that it can be
+    written again in this one); whether there were any."""
     folder = Path(folder)
     old = [p for p in (folder / "manifest.json", *folder.glob("[wb]-*.parquet")) if p.exists()]
+    try:
+        read_manifest(folder)
+    except TableFormatError:
+        old += list(folder.glob("side=*/*.parquet"))
     for path in old:
         path.unlink()
     return bool(old)
@@ -177,7 +188,7 @@ class ShardReader:
             if found != v:
                 raise CorruptTableError(f"{self.path}: footer says {k.split('.')[1]}={found!r}, the manifest {v!r}")
         if not schema.equals(SCHEMA):
-            raise CorruptTableError(f"{self.path}: columns {schema}, expected index int64, value int16")
+            raise CorruptTableError(f"{self.path}: columns {schema}, expected index int64, value int16, dtz int16")
         if num_rows != info.rows or info.rows != info.stop - info.start:
             raise CorruptTableError(f"{self.path}: {num_rows} rows, the manifest says {info.rows}")
         # Row groups of the table's size (the last may be shorter) make a row's block a division.
@@ -199,13 +210,13 @@ class ShardReader:
             raise CorruptTableError(f"{self.path}: null values")
         return column.to_numpy()
 
-    def read_block(self, block: int) -> np.ndarray:
-        """The stored values (int16, storage order) of one row group."""
-        return self._read(lambda: self.file.read_row_group(block, columns=["value"]))
+    def read_block(self, block: int, column: str = "value") -> np.ndarray:
+        """One column's stored values (int16, storage order) of one row group."""
+        return self._read(lambda: self.file.read_row_group(block, columns=[column]))
 
-    def read_all(self) -> np.ndarray:
-        """The stored values (int16, storage order) of the whole shard."""
-        return self._read(lambda: self.file.read(columns=["value"]))
+    def read_all(self, column: str = "value") -> np.ndarray:
+        """One column's stored values (int16, storage order) of the whole shard."""
+        return self._read(lambda: self.file.read(columns=[column]))
 
     def close(self) -> None:
         self.file.close()
@@ -265,6 +276,11 @@ class TableReader:
         exits are consulted), in index order."""
         rows = self.shards[stm][slice_id].read_all()
         return exact_from_stored(from_storage(rows, self.scheme.slice_shape(slice_id), self.orders[stm]))
+
+    def stored_dtz_slice(self, stm: int, slice_id: int) -> np.ndarray:
+        """A slice's ``dtz`` column in index order (illegal rows: any value)."""
+        rows = self.shards[stm][slice_id].read_all("dtz")
+        return from_storage(rows, self.scheme.slice_shape(slice_id), self.orders[stm])
 
     def close(self) -> None:
         for shards in self.shards:
