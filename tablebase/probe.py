@@ -40,10 +40,12 @@ import pyarrow.parquet as pq
 from numba import njit
 
 from .endgame.index import D_COLOUR, D_N, D_TYPE, IndexScheme, encode
-from .endgame.material import MAX_PIECES, WHITE, normalize_key
+from .endgame.material import MAX_PIECES, WHITE, Material, normalize_key
 from .endgame.pychess import board_squares
+from .errors import (BadFenError, CastlingRightsError, CorruptTableError, IllegalPositionError, MissingTableError,
+                     PositionError, TablesFolderError, TooManyPiecesError)
 from .generate.kernels import DEPTH_MASK, DRAW, ILLEGAL, from_wdl_dtm, to_wdl_dtm
-from .store.shards import INDEX_SCHEME, SCHEMA, SIDES, CorruptTableError, ShardInfo, check_shard, read_manifest
+from .store.shards import INDEX_SCHEME, SCHEMA, SIDES, ShardInfo, check_shard, read_manifest
 
 __all__ = [
     "BadFenError",
@@ -58,6 +60,7 @@ __all__ = [
     "Tablebase",
     "TooManyPiecesError",
     "open_tablebase",
+    "table_folders",
 ]
 
 #: ``wdl`` that :meth:`Tablebase.probe_batch_indices` gives an index that is no legal
@@ -65,36 +68,12 @@ __all__ = [
 ILLEGAL_WDL = -128
 
 
-class MissingTableError(KeyError):
-    """No table of the board's material was found in the opened folders."""
+#: The folder of tables when neither a path nor ``TABLEBASE_PATH`` names one.
+DEFAULT_TABLES = Path("data/tables")
 
-    def __init__(self, material: str, message: str):
-        super().__init__(message)
-        self.material = material
-
-    def __str__(self) -> str:
-        # KeyError quotes its message; this one is meant to be read.
-        return str(self.args[0])
-
-
-class PositionError(ValueError):
-    """A board the tables cannot answer (the ``get_*`` methods return their default)."""
-
-
-class CastlingRightsError(PositionError):
-    """The board has castling rights; tables hold positions without them."""
-
-
-class TooManyPiecesError(PositionError):
-    """The board has more pieces than any table can hold."""
-
-
-class IllegalPositionError(PositionError):
-    """The board is not a legal position (``board.is_valid()`` is false)."""
-
-
-class BadFenError(ValueError):
-    """A FEN python-chess cannot parse."""
+#: Environment variable naming the folders of tables, separated by ``os.pathsep`` (like
+#: Stockfish's ``SyzygyPath``): used by :func:`open_tablebase`, the CLI and the server.
+TABLEBASE_PATH = "TABLEBASE_PATH"
 
 
 @dataclass(frozen=True)
@@ -118,8 +97,32 @@ class CacheInfo(NamedTuple):
     misses: int
 
 
-def open_tablebase(path: str | os.PathLike, *, cache_bytes: int = 64 << 20) -> "Tablebase":
+def table_folders(path: str | os.PathLike | Iterable[str | os.PathLike] | None = None) -> list[Path]:
+    """The folders of tables to open: ``path`` (one folder or several), else those of the
+    ``TABLEBASE_PATH`` environment variable (separated by ``os.pathsep``), else
+    ``data/tables``.
+
+    >>> import os
+    >>> os.environ["TABLEBASE_PATH"] = os.pathsep.join(["/tables/3-4", "/tables/5"])
+    >>> [str(p) for p in table_folders()]
+    ['/tables/3-4', '/tables/5']
+    >>> del os.environ["TABLEBASE_PATH"]
+    """
+    if path is None:
+        env = os.environ.get(TABLEBASE_PATH, "")
+        folders = [Path(p) for p in env.split(os.pathsep) if p]
+        return folders or [DEFAULT_TABLES]
+    if isinstance(path, (str, os.PathLike)):
+        return [Path(path)]
+    return [Path(p) for p in path]
+
+
+def open_tablebase(path: str | os.PathLike | Iterable[str | os.PathLike] | None = None, *,
+                   cache_bytes: int = 64 << 20) -> "Tablebase":
     """Open the tables in ``path``: one sub-folder per material holding ``manifest.json``.
+    ``path`` may list several folders; by default the folders of the ``TABLEBASE_PATH``
+    environment variable, else ``data/tables`` (see :func:`table_folders`). A folder that
+    does not exist raises :exc:`~tablebase.errors.TablesFolderError` naming it.
 
     Nothing is read until a material is probed. ``cache_bytes`` bounds the memory of
     decoded values (2 bytes a position).
@@ -130,7 +133,12 @@ def open_tablebase(path: str | os.PathLike, *, cache_bytes: int = 64 << 20) -> "
     -1
     """
     tablebase = Tablebase(cache_bytes=cache_bytes)
-    tablebase.add_directory(path)
+    try:
+        for folder in table_folders(path):
+            tablebase.add_directory(folder)
+    except BaseException:
+        tablebase.close()
+        raise
     return tablebase
 
 
@@ -180,9 +188,35 @@ def _encode_board(desc, flipped, white, black, kings, queens, rooks, bishops, kn
     return encode(desc, sq, tmp)
 
 
+def fen_as_given(board: chess.Board) -> str:
+    """The FEN of a board with its own castling rights and en-passant square: ``board.fen()``
+    drops rights without their king and rook and an en-passant square without a capture,
+    which hides what a message is about.
+
+    >>> fen_as_given(chess.Board("4k3/8/8/8/8/8/Q7/4K3 w K - 0 1"))
+    '4k3/8/8/8/8/8/Q7/4K3 w K - 0 1'
+    """
+    rights = ""
+    for colour, rank in ((chess.WHITE, 0), (chess.BLACK, 7)):
+        for square in sorted(chess.scan_forward(board.castling_rights & chess.BB_RANKS[rank]), reverse=True):
+            letter = {chess.H1: "k", chess.A1: "q", chess.H8: "k", chess.A8: "q"}.get(
+                square, chess.FILE_NAMES[chess.square_file(square)])
+            rights += letter.upper() if colour == chess.WHITE else letter
+    ep = "-" if board.ep_square is None else chess.SQUARE_NAMES[board.ep_square]
+    return (f"{board.board_fen()} {'w' if board.turn == chess.WHITE else 'b'} {rights or '-'} {ep} "
+            f"{board.halfmove_clock} {board.fullmove_number}")
+
+
 def _illegal(board: chess.Board, status: chess.Status) -> IllegalPositionError:
-    flags = ", ".join(f.name.lower().replace("_", " ") for f in chess.Status if f & status)
-    return IllegalPositionError(f"illegal position ({flags}): {board.fen()}")
+    flags = []
+    for flag in chess.Status:
+        if flag & status:
+            text = flag.name.lower().replace("_", " ")
+            if flag == chess.STATUS_INVALID_EP_SQUARE:
+                text = (f"en-passant square {chess.SQUARE_NAMES[board.ep_square]} impossible: no pawn can just "
+                        "have moved two squares past it")
+            flags.append(text)
+    return IllegalPositionError(f"illegal position ({', '.join(flags)}): {fen_as_given(board)}")
 
 
 def _status_error(board: chess.Board, key: str) -> Exception:
@@ -394,7 +428,7 @@ class Tablebase:
     def __init__(self, *, cache_bytes: int = 64 << 20):
         if cache_bytes < 0:
             raise ValueError(f"cache_bytes must be >= 0, not {cache_bytes}")
-        self._directories: set[str] = set()
+        self._directories: list[str] = []
         self._folders: dict[str, Path] = {}
         self._tables: dict[str, _Table] = {}
         self._lock = threading.Lock()
@@ -403,8 +437,14 @@ class Tablebase:
     def add_directory(self, path: str | os.PathLike) -> int:
         """Add the complete tables (sub-folders named by their material, holding
         ``manifest.json``) of ``path``; return how many were found. A material found in
-        several directories is read from the first one added."""
+        several directories is read from the first one added. A folder that does not
+        exist raises :exc:`~tablebase.errors.TablesFolderError`."""
         path = Path(path)
+        if not path.is_dir():
+            where = "" if path.is_absolute() else f" (relative to {Path.cwd()})"
+            raise TablesFolderError(
+                f"no tables folder {path}{where}: name one (--tables DIR, open_tablebase(DIR)) or set "
+                f"{TABLEBASE_PATH}=DIR{os.pathsep}DIR...; tables are made by `tablebase generate --out DIR`")
         found = {}
         for entry in sorted(path.iterdir()):
             try:
@@ -414,7 +454,8 @@ class Tablebase:
             if key == entry.name and (entry / "manifest.json").is_file():
                 found[key] = entry
         with self._lock:
-            self._directories.add(str(path))
+            if str(path) not in self._directories:
+                self._directories.append(str(path))
             for key, entry in found.items():
                 self._folders.setdefault(key, entry)
         return len(found)
@@ -454,10 +495,38 @@ class Tablebase:
                 if folder is None:
                     if key == "KvK":
                         return None
-                    where = ", ".join(sorted(self._directories)) or "no folder (closed)"
-                    raise MissingTableError(key, f"no table for {key} in {where}")
+                    raise MissingTableError(key, self._missing_message(key))
                 table = self._tables[key] = _Table(key, folder)
         return table
+
+    def _missing_message(self, key: str) -> str:
+        if not self._directories:
+            return f"no table for {key}: no folder opened (closed)"
+        where = ", ".join(self._directories)
+        return (f"no table for {key} in {where}; make it with: "
+                f"tablebase generate {key} --out {self._directories[0]}")
+
+    def materials(self) -> list[str]:
+        """The materials whose tables the opened folders hold, smallest first.
+
+        >>> with open_tablebase("data/test-tables") as tablebase:
+        ...     tablebase.materials()[:3]
+        ...
+        ['KvK', 'KBvK', 'KNvK']
+        """
+        with self._lock:
+            return sorted(self._folders, key=lambda k: (len(k), k))
+
+    def largest_table(self) -> int:
+        """Pieces of the largest table in the opened folders (2 when there is none: KvK
+        needs no table).
+
+        >>> with open_tablebase("data/test-tables") as tablebase:
+        ...     tablebase.largest_table()
+        ...
+        4
+        """
+        return max((Material.parse(key).num_pieces for key in self.materials()), default=2)
 
     def _lookup(self, table: _Table, stm: int, idx: int) -> int:
         shard = table.shard_of(stm, idx)
@@ -494,10 +563,16 @@ class Tablebase:
 
     def _check_probeable(self, board: chess.Board) -> None:
         if board.castling_rights:
-            raise CastlingRightsError(f"tables hold no positions with castling rights: {board.fen()}")
+            given = fen_as_given(board)
+            rights = given.split()[2]
+            why = "" if board.clean_castling_rights() else " (which this position cannot have either)"
+            raise CastlingRightsError(f"castling rights {rights}{why}: tables hold positions without castling "
+                                      f"rights: {given}")
         pieces = board.occupied.bit_count()
         if pieces > MAX_PIECES:
-            raise TooManyPiecesError(f"{pieces} pieces, tables hold at most {MAX_PIECES}: {board.fen()}")
+            where = ", ".join(self._directories) or "no folder (closed)"
+            raise TooManyPiecesError(f"{pieces} pieces: the largest table in {where} has {self.largest_table()} "
+                                     f"(tables can have at most {MAX_PIECES}): {fen_as_given(board)}")
 
     def _value(self, board: chess.Board) -> tuple[int, int]:
         """(wdl, dtm) of a board, from the side to move."""
@@ -712,50 +787,84 @@ class Tablebase:
             out[chunk] = self._cache.get(shard, b)[rows[chunk] - b * shard.block_rows]
         return out
 
-    def probe_wdl_batch(self, boards: Iterable[chess.Board | str]) -> np.ndarray:
-        """:meth:`probe_wdl` of each board or FEN, as an int8 array. Raises like
-        :meth:`probe_wdl` (and :exc:`BadFenError`) at the first position it cannot answer.
+    def probe_wdl_batch(self, boards: Iterable[chess.Board | str], *, default: int | None = None) -> np.ndarray:
+        """:meth:`probe_wdl` of each board or FEN, as an int8 array. Without ``default``
+        it raises like :meth:`probe_wdl` (and :exc:`BadFenError`) at the first position
+        it cannot answer; with it, such positions (a missing table, castling rights, too
+        many pieces, an illegal position, a bad FEN) get ``default`` and the others their
+        value.
 
         >>> with open_tablebase("data/test-tables") as tablebase:
         ...     tablebase.probe_wdl_batch(["8/8/8/8/8/8/8/K2kr3 w - - 0 1", "8/8/8/8/8/8/8/K2kr3 b - - 0 1"])
         ...
         array([-1,  1], dtype=int8)
+        >>> with open_tablebase("data/test-tables") as tablebase:
+        ...     tablebase.probe_wdl_batch(["8/8/8/8/8/8/8/K2kr3 b - - 0 1", "8/8/8/4k3/8/8/2Q5/K2Rr3 w - - 0 1"],
+        ...                               default=ILLEGAL_WDL)
+        ...
+        array([   1, -128], dtype=int8)
         """
-        return self._batch(boards)[0]
+        return self._batch(boards, default, np.int8)[0]
 
-    def probe_dtm_batch(self, boards: Iterable[chess.Board | str]) -> np.ndarray:
-        """:meth:`probe_dtm` of each board or FEN, as an int16 array.
+    def probe_dtm_batch(self, boards: Iterable[chess.Board | str], *, default: int | None = None) -> np.ndarray:
+        """:meth:`probe_dtm` of each board or FEN, as an int16 array; ``default`` as in
+        :meth:`probe_wdl_batch`.
 
         >>> with open_tablebase("data/test-tables") as tablebase:
         ...     tablebase.probe_dtm_batch(["8/8/8/8/8/8/8/K2kr3 w - - 0 1", "8/8/8/8/8/8/8/K2kr3 b - - 0 1"])
         ...
         array([-10,   5], dtype=int16)
         """
-        return self._batch(boards)[1]
+        return self._batch(boards, default, np.int16)[1]
 
-    def _batch(self, boards: Iterable[chess.Board | str]) -> tuple[np.ndarray, np.ndarray]:
-        boards = [_board(b) for b in boards]
+    def _batch(self, boards: Iterable[chess.Board | str], default: int | None,
+               dtype: type) -> tuple[np.ndarray, np.ndarray]:
+        if default is not None:
+            info = np.iinfo(dtype)
+            if not isinstance(default, (int, np.integer)) or not info.min <= default <= info.max:
+                raise ValueError(f"default must be an integer in [{info.min}, {info.max}], not {default!r}")
+        boards = list(boards)
         wdl = np.empty(len(boards), dtype=np.int8)
         dtm = np.empty(len(boards), dtype=np.int16)
+        answered = np.ones(len(boards), dtype=bool)
+        unanswerable = (MissingTableError, PositionError, BadFenError)
         # Plain boards are located one by one, then gathered per table in one go.
         groups: dict[str, tuple[list[int], list[int], list[int]]] = {}
         for i, board in enumerate(boards):
-            self._check_probeable(board)
-            if board.ep_square is not None:
-                wdl[i], dtm[i] = self._value_ep(board)
+            try:
+                boards[i] = board = _board(board)
+                self._check_probeable(board)
+                if board.ep_square is not None:
+                    wdl[i], dtm[i] = self._value_ep(board)
+                    continue
+                key, stm, idx = self._locate(board)
+            except unanswerable:
+                if default is None:
+                    raise
+                answered[i] = False
                 continue
-            key, stm, idx = self._locate(board)
             positions, stms, idxs = groups.setdefault(key, ([], [], []))
             positions.append(i)
             stms.append(stm)
             idxs.append(idx)
         for key, (positions, stms, idxs) in groups.items():
-            w, d = self.probe_batch_indices(key, np.array(stms), np.array(idxs))
-            bad = np.flatnonzero(w == ILLEGAL_WDL)
-            if bad.size:
-                raise _status_error(boards[positions[bad[0]]], key)
+            try:
+                w, d = self.probe_batch_indices(key, np.array(stms), np.array(idxs))
+            except MissingTableError:
+                if default is None:
+                    raise
+                answered[positions] = False
+                continue
+            for bad in np.flatnonzero(w == ILLEGAL_WDL):
+                error = _status_error(boards[positions[bad]], key)
+                if default is None or not isinstance(error, unanswerable):
+                    raise error
+                answered[positions[bad]] = False
             wdl[positions] = w
             dtm[positions] = d
+        if default is not None:
+            wdl[~answered] = default if dtype is np.int8 else 0
+            dtm[~answered] = default if dtype is np.int16 else 0
         return wdl, dtm
 
 
@@ -779,6 +888,6 @@ def _board(board: chess.Board | str) -> chess.Board:
     if isinstance(board, chess.Board):
         return board
     try:
-        return chess.Board(board)
+        return chess.Board(board.replace("_", " "))  # underscores: FENs as in Lichess URLs
     except ValueError as e:
         raise BadFenError(f"bad FEN {board!r}: {e}") from e

@@ -24,6 +24,7 @@ from .. import __version__
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
 from ..endgame.movegen import ExitMap
+from ..errors import MissingTableError
 from ..store.checkpoint import (Checkpoint, CorruptCheckpointError, StateFile, checkpoint_folder, read_checkpoint,
                                 read_state, remove_checkpoints, write_checkpoint, write_state)
 from ..store.shards import ShardInfo, TableManifest, load_side, read_manifest, table_complete, write_manifest
@@ -235,7 +236,8 @@ def load_subtables(out: Path, key: str, stm: int) -> SubtableValues:
     subs = exits.subtables
     for sub in subs:
         if not table_complete(out / sub.key, sub.key, hash_check=False):
-            raise FileNotFoundError(f"sub-table {sub.key} of {key} is missing or incomplete in {out}")
+            raise MissingTableError(sub.key, f"sub-table {sub.key} of {key} is missing or incomplete in {out}; "
+                                             f"make it with: tablebase generate {sub.key} --out {out}")
     values = SubtableValues.build([IndexScheme.of(sub.key).size for sub in subs], exits.sides_reached(stm),
                                   lambda i, side, into: load_side(out / subs[i].key, subs[i].key, side, into=into))
     pa.default_memory_pool().release_unused()  # Parquet's buffers: not needed again

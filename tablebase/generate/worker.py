@@ -22,14 +22,10 @@ import numpy as np
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material
 from ..endgame.movegen import ExitMap
+from ..errors import GenerationError  # noqa: F401  (raised here; re-exported for old imports)
 from ..store.checkpoint import CorruptCheckpointError
 from ..store.shards import ShardInfo, write_shard
 from . import kernels as K
-
-
-class GenerationError(RuntimeError):
-    """A table could not be generated (workers lost again and again, inconsistent sub-tables);
-    complete tables and the last checkpoint are kept, so a re-run resumes."""
 
 
 @dataclass(frozen=True)

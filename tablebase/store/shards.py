@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import CorruptTableError  # noqa: F401  (raised here; re-exported for old imports)
 from ..generate.kernels import from_wdl_dtm, to_wdl_dtm
 
 FORMAT_VERSION = 1
@@ -26,11 +27,6 @@ SCHEMA = pa.schema([("wdl", pa.int8()), ("dtm", pa.int16())])
 #: Rows per row group: small enough that a point probe decodes little.
 ROW_GROUP_ROWS = 1 << 15
 SIDES = "wb"
-
-
-class CorruptTableError(ValueError):
-    """A shard or manifest does not match what was written: missing, truncated, flipped
-    bytes, or a footer that names another table."""
 
 
 @dataclass(frozen=True)
