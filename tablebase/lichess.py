@@ -57,17 +57,17 @@ def negate(category: str) -> str:
     return _NEGATION[category]
 
 
-def position_values(tb, board: chess.Board, halfmoves_before: int | None = None) -> dict:
+def position_values(tb, board: chess.Board) -> dict:
     """Lichess's description of a position (its ``PositionInfo``): ``checkmate``,
     ``stalemate``, ``variant_win``, ``variant_loss``, ``insufficient_material``, ``dtz``,
     ``precise_dtz``, ``dtm``, ``dtw``, ``dtc``, ``category``, in that order.
 
-    ``halfmoves_before`` is the halfmove clock of the position before (Lichess: the
-    parent's clock for a move, the root's clock less one for the root): a checkmate after
-    it reached 100 is a ``blessed-loss``. Values no table gives (castling rights, a
-    missing table) are ``null`` and the category ``unknown``. The tables hold no DTZ yet:
-    ``dtz`` and ``precise_dtz`` are ``null`` and the category comes from the value without
-    the 50-move rule (``win`` / ``draw`` / ``loss``).
+    Values no table gives (castling rights, a missing table) are ``null`` and the category
+    ``unknown``. The tables hold no DTZ yet: ``dtz`` and ``precise_dtz`` are ``null`` and the
+    category comes from the value without the 50-move rule (``win`` / ``draw`` / ``loss``;
+    a checkmate is a ``loss``). With the 50-move values this is the one place to change:
+    lila-tablebase then takes the category from DTZ and the halfmove clock, and calls a
+    mate given after the clock of the position before reached 100 a ``blessed-loss``.
 
     >>> import tablebase
     >>> with tablebase.open_tablebase("data/test-tables") as tb:
@@ -76,8 +76,6 @@ def position_values(tb, board: chess.Board, halfmoves_before: int | None = None)
     >>> values["category"], values["dtm"], values["dtz"]
     ('loss', -10, None)
     """
-    if halfmoves_before is None:
-        halfmoves_before = max(board.halfmove_clock - 1, 0)
     # One legal move found decides both mate and stalemate (is_checkmate and
     # is_stalemate would each look for one).
     has_move = any(board.generate_legal_moves())
@@ -90,7 +88,7 @@ def position_values(tb, board: chess.Board, halfmoves_before: int | None = None)
     if stalemate or insufficient:
         category = "draw"
     elif checkmate:
-        category = "loss" if halfmoves_before < 100 else "blessed-loss"
+        category = "loss"
     if not board.castling_rights and not checkmate:
         try:
             dtm = tb.probe_dtm(board)
@@ -138,7 +136,7 @@ def _moves(tb, board: chess.Board) -> list[dict]:
         entry = {"uci": move.uci(), "san": board.san(move), "zeroing": board.is_zeroing(move),
                  "conversion": capture is not None or move.promotion is not None}
         child.push(move)
-        entry.update(position_values(tb, child, board.halfmove_clock))
+        entry.update(position_values(tb, child))
         child.pop()
         entry["capture"], entry["promotion"] = capture, move.promotion
         moves.append(entry)
