@@ -318,7 +318,8 @@ def cmd_serve(args) -> int:
     except ImportError as e:
         raise ConfigError(f"tablebase serve needs the serve extra ({e.name} is missing): "
                           "pip install 'tablebase[serve]'") from e
-    serve(_folders(args.tables), host=args.host, port=args.port, workers=args.workers)
+    serve(_folders(args.tables), host=args.host, port=args.port, workers=args.workers,
+          table_cache_bytes=args.cache_mb << 20, preload_tables=args.preload)
     return 0
 
 
@@ -465,6 +466,10 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     w.add_argument("--port", type=int, default=9000, help="port (default 9000, as lila-tablebase)")
     w.add_argument("--workers", type=_positive_int, default=1, help="server processes sharing the port (default 1)")
+    w.add_argument("--cache-mb", type=_positive_int, default=1024,
+                   help="MB of decoded table values each process keeps (default 1024)")
+    w.add_argument("--preload", action="store_true", help="decode the tables into that cache before serving, "
+                                                           "smallest first, as many as fit")
     w.set_defaults(func=cmd_serve)
 
     s = sub.add_parser("solve", help="Romano's WinTree from a position, with the tables answering captures and "

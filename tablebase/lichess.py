@@ -133,9 +133,8 @@ def _moves(tb, board: chess.Board) -> list[dict]:
     child = board.copy(stack=False)
     for move in board.generate_legal_moves():
         capture = chess.PAWN if board.is_en_passant(move) else board.piece_type_at(move.to_square)
-        entry = {"uci": move.uci(), "san": board.san(move), "zeroing": board.is_zeroing(move),
+        entry = {"uci": move.uci(), "san": child.san_and_push(move), "zeroing": board.is_zeroing(move),
                  "conversion": capture is not None or move.promotion is not None}
-        child.push(move)
         entry.update(position_values(tb, child))
         child.pop()
         entry["capture"], entry["promotion"] = capture, move.promotion

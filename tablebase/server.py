@@ -29,6 +29,7 @@ from collections import OrderedDict
 from importlib import resources
 
 import chess
+import numpy as np
 import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -36,6 +37,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from .errors import BadFenError, CastlingRightsError, IllegalPositionError, MissingTableError, TooManyPiecesError
+from .endgame.index import IndexScheme
 from .lichess import mainline_json, probe_json
 from .probe import Tablebase, open_tablebase
 
@@ -43,6 +45,12 @@ __all__ = ["ResponseCache", "create_app", "parse_fen", "serve"]
 
 #: Bytes of cached JSON answers per server process.
 CACHE_BYTES = 64 << 20
+#: Bytes of decoded table values per server process (the probe library's block cache):
+#: a random position's moves touch a block each, and decoding one costs about a
+#: millisecond, so the cache is large and ``preload`` can fill it before serving.
+TABLE_CACHE_BYTES = 1 << 30
+#: Indices decoded per call when preloading.
+PRELOAD_CHUNK = 1 << 22
 
 
 class ResponseCache:
@@ -107,11 +115,32 @@ def _check_tables_hold(tb: Tablebase, board: chess.Board) -> None:
     tb.probe_dtm(board)
 
 
-def create_app(path=None, *, cache_bytes: int = CACHE_BYTES) -> Starlette:
+def preload(tb: Tablebase, budget: int) -> list[str]:
+    """Decode whole tables into ``tb``'s block cache, smallest first, while they fit in
+    ``budget`` bytes (2 a position); return the tables loaded."""
+    loaded, used = [], 0
+    for key in tb.materials():
+        size = IndexScheme.of(key).size
+        if used + 4 * size > budget:
+            break
+        for stm in (0, 1):
+            for start in range(0, size, PRELOAD_CHUNK):
+                tb.probe_batch_indices(key, stm, np.arange(start, min(start + PRELOAD_CHUNK, size)))
+        used += 4 * size
+        loaded.append(key)
+    return loaded
+
+
+def create_app(path=None, *, cache_bytes: int = CACHE_BYTES, table_cache_bytes: int = TABLE_CACHE_BYTES,
+               preload_tables: bool = False) -> Starlette:
     """The ASGI application serving the tables of ``path`` (a folder, several, or None:
-    ``TABLEBASE_PATH``, else ``data/tables``; see :func:`tablebase.probe.table_folders`).
+    ``TABLEBASE_PATH``, else ``data/tables``; see :func:`tablebase.probe.table_folders`);
+    ``cache_bytes`` bounds the cache of answers, ``table_cache_bytes`` that of decoded
+    table values, which ``preload_tables`` fills before the first request.
     """
-    tb = open_tablebase(path)
+    tb = open_tablebase(path, cache_bytes=table_cache_bytes)
+    if preload_tables:
+        preload(tb, table_cache_bytes)
     cache = ResponseCache(cache_bytes)
     page = resources.files("tablebase").joinpath("static/index.html").read_bytes()
 
@@ -160,23 +189,31 @@ def create_app(path=None, *, cache_bytes: int = CACHE_BYTES) -> Starlette:
     return app
 
 
+# The settings of uvicorn's worker processes, which build their app from the environment.
+_WORKER_SETTINGS = "TABLEBASE_SERVE_SETTINGS"
+
+
 def _app_from_environment() -> Starlette:
     """The application of a uvicorn worker process: the folders come in TABLEBASE_PATH."""
-    return create_app(None)
+    table_cache_bytes, preload_tables = os.environ[_WORKER_SETTINGS].split(",")
+    return create_app(None, table_cache_bytes=int(table_cache_bytes), preload_tables=preload_tables == "1")
 
 
-def serve(path=None, *, host: str = "127.0.0.1", port: int = 9000, workers: int = 1) -> None:
+def serve(path=None, *, host: str = "127.0.0.1", port: int = 9000, workers: int = 1,
+          table_cache_bytes: int = TABLE_CACHE_BYTES, preload_tables: bool = False) -> None:
     """Run the server until interrupted; ``workers`` processes share the port."""
     import uvicorn
 
     from .probe import TABLEBASE_PATH, table_folders
     folders = table_folders(path)
     with open_tablebase(folders) as tb:  # a missing folder is an error here, not in each worker
-        print(f"serving {len(tb.materials())} tables from {', '.join(map(str, folders))} on http://{host}:{port}/",
-              flush=True)
+        print(f"serving {len(tb.materials())} tables from {', '.join(map(str, folders))} on http://{host}:{port}/"
+              + (" (preloading them first)" if preload_tables else ""), flush=True)
     if workers > 1:
         os.environ[TABLEBASE_PATH] = os.pathsep.join(str(f.resolve()) for f in folders)
+        os.environ[_WORKER_SETTINGS] = f"{table_cache_bytes},{int(preload_tables)}"
         uvicorn.run("tablebase.server:_app_from_environment", factory=True, host=host, port=port, workers=workers,
                     log_level="warning", access_log=False)
     else:
-        uvicorn.run(create_app(folders), host=host, port=port, log_level="warning", access_log=False)
+        uvicorn.run(create_app(folders, table_cache_bytes=table_cache_bytes, preload_tables=preload_tables),
+                    host=host, port=port, log_level="warning", access_log=False)
