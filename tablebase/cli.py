@@ -153,15 +153,9 @@ def _run_generate(cfg: JobConfig, display: ProgressDisplay) -> list:
 def _folders(text: str | None) -> list[Path]:
     """The folders of ``--tables`` (several separated by os.pathsep), else TABLEBASE_PATH's,
     else data/tables; a missing folder is an error naming it."""
-    from .errors import TablesFolderError
-    from .probe import table_folders
-    folders = table_folders(None if text is None else [p for p in text.split(os.pathsep) if p])
-    for folder in folders:
-        if not folder.is_dir():
-            where = "" if folder.is_absolute() else f" (relative to {Path.cwd()})"
-            raise TablesFolderError(f"no tables folder {folder}{where}: give --tables DIR or set "
-                                    f"TABLEBASE_PATH=DIR{os.pathsep}DIR...")
-    return folders
+    from .probe import require_folder, table_folders
+    return [require_folder(f) for f in table_folders(None if text is None else
+                                                     [p for p in text.split(os.pathsep) if p])]
 
 
 def _tables_in(folders: list[Path], materials: list[str]) -> list[tuple[Path, str]]:
@@ -302,7 +296,7 @@ def cmd_probe(args) -> int:
     print(f"{board.fen()}  {board_material(board)[0]}, {side} to move: {reply['category']}"
           + (f", {what}" if what else ""))
     if reply["moves"]:
-        print(f"{'move':8} {'result for ' + side:17} {'DTM (mate counting the move)'}")
+        print(f"{'move':8} {'result for ' + side:17} DTM")
         for m in reply["moves"]:
             # The mover's result: the position after the move, seen from the other side.
             dtm = m["dtm"]

@@ -22,7 +22,6 @@ generator.
 from __future__ import annotations
 
 import heapq
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -34,30 +33,38 @@ from .store.shards import table_complete
 
 __all__ = ["Plan", "TablePlan", "plan_job", "table_seconds"]
 
-# Measured on this machine kind (2 cores, 24 GiB) by `python benchmarks/plan.py` on
-# 2026-12-01: every 3-4 piece table and KQRvKR, generated with 2 workers, seconds per
-# table fitted as TABLE_SECONDS + positions * rate (least squares per piece count). See
-# the benchmark's docstring for the run and its figures.
+# Rates of this machine kind (2 cores, 24 GiB). Tasks: measured by `python
+# benchmarks/plan.py` on 2026-12-01 (every 3-4 piece table with 2 workers, each table's
+# seconds fitted as fixed + positions * rate per piece count; KvK..KPvK: 3 pieces, 5
+# tables; 4 pieces, 30 tables; the machine was shared, load average 3-4). Split tables:
+# the project's idle measurements of KQRvKR (35.7 s, 242,221,056 positions) and KRPvKR
+# (105 s, 710,737,920 positions) with 2 workers, both 2.95e-7 CPU-seconds a position;
+# the same benchmark run measured KQRvKR at 325 s beside the other sessions' work, so
+# re-measure on an idle machine before relying on the 5-piece figure.
 
 #: Seconds a table costs whatever its size, run as one task (start, init, manifest).
-TABLE_SECONDS = 0.25
+TABLE_SECONDS = 0.05
 #: Seconds per position (index entry, both sides to move) of a table run whole in one
-#: task on one CPU, by piece count (6 and 7 pieces: the 5-piece rate, a guess).
-TASK_SECONDS_PER_POSITION = {2: 0.0, 3: 5.0e-7, 4: 6.0e-7, 5: 6.0e-7}
-#: CPU-seconds per position of a table split over partition actors (the run takes this
-#: over the number of workers, plus SPLIT_TABLE_SECONDS).
-SPLIT_SECONDS_PER_POSITION = {5: 3.0e-7}
+#: task on one CPU, by piece count (more pieces: the largest known rate, a guess).
+TASK_SECONDS_PER_POSITION = {2: 0.0, 3: 4.8e-7, 4: 6.4e-7}
+#: CPU-seconds per position of a table split over partition actors: the run takes this
+#: over the number of workers, plus SPLIT_TABLE_SECONDS.
+SPLIT_SECONDS_PER_POSITION = {5: 2.95e-7}
 #: Seconds a split table costs whatever its size (actors, sub-table reads, barriers).
-SPLIT_TABLE_SECONDS = 3.0
-#: Bytes on disk per position, by piece count (shards and manifest, measured).
-DISK_BYTES_PER_POSITION = {2: 0.0, 3: 0.25, 4: 0.25, 5: 0.25}
+SPLIT_TABLE_SECONDS = 1.0
+#: Factor on the rate of a table where both sides have pawns: its en-passant vertices
+#: (KPvKP measured 3.9e-6 s a position, 6.1 times the 4-piece rate; 5 pieces: assumed).
+EN_PASSANT_FACTOR = 6.1
+#: Bytes on disk per position, by piece count: the 3-4 piece tables and KQRvKR as generated.
+DISK_BYTES_PER_POSITION = {2: 2.7, 3: 0.36, 4: 0.38, 5: 0.34}
 #: Seconds numba takes to compile the kernels once after an install or a change of the
-#: source (its cache then holds them).
-COMPILE_SECONDS = 90.0
+#: source (its cache then holds them); measured: KvK's first run, 32 s, and KQvK's, 69 s.
+COMPILE_SECONDS = 100.0
 
 
 def _by_pieces(table: dict[int, float], pieces: int) -> float:
-    return table[min(pieces, max(table))]
+    """The rate of the piece count, else of the nearest one measured."""
+    return table[min(table, key=lambda n: abs(n - pieces))]
 
 
 @dataclass(frozen=True)
@@ -77,7 +84,8 @@ class TablePlan:
 
 @dataclass(frozen=True)
 class Plan:
-    """A run's tables (those not complete yet, in the order they are made) and totals."""
+    """A run's tables (those not complete yet, in the order they are made) and totals;
+    ``compile_seconds`` is numba's one-time compilation, not in ``wall_seconds``."""
 
     out: str
     workers: int
@@ -114,9 +122,9 @@ class Plan:
                          f"{t.seconds:8.1f} {t.memory_per_worker / 1e9:10.2f}GB {t.disk_bytes / 1e6:8.1f}MB")
         total = sum(t.positions for t in self.tables)
         lines.append(f"total: {total:,d} positions, peak {self.peak_memory_per_worker / 1e9:.2f} GB per worker, "
-                     f"{self.disk_bytes / 1e6:.1f} MB on disk, about {_duration(self.wall_seconds)} "
-                     + (f"(+{self.compile_seconds:.0f} s to compile the kernels the first time)"
-                        if self.compile_seconds else "(kernels already compiled)"))
+                     f"{self.disk_bytes / 1e6:.1f} MB on disk, about {_duration(self.wall_seconds)}"
+                     + (f" (the first run after an install also compiles the kernels: about "
+                        f"{self.compile_seconds:.0f} s more)" if self.compile_seconds else ""))
         return "\n".join(lines)
 
 
@@ -130,17 +138,14 @@ def _duration(seconds: float) -> str:
 
 def table_seconds(key: str, *, split: bool, workers: int) -> float:
     """Estimated seconds to generate ``key``: as one task, or split over ``workers``."""
-    pieces = Material.parse(key).num_pieces
+    material = Material.parse(key)
     positions = 2 * IndexScheme.of(key).size
+    white, black = key.split("v")
+    factor = EN_PASSANT_FACTOR if "P" in white and "P" in black else 1.0
     if split:
-        return SPLIT_TABLE_SECONDS + positions * _by_pieces(SPLIT_SECONDS_PER_POSITION, pieces) / workers
-    return TABLE_SECONDS + positions * _by_pieces(TASK_SECONDS_PER_POSITION, pieces)
-
-
-def _kernels_compiled() -> bool:
-    """Whether numba's cache (keyed by the package's source) already holds kernels."""
-    folder = os.environ.get("NUMBA_CACHE_DIR", "")
-    return bool(folder) and Path(folder).is_dir() and any(Path(folder).rglob("*.nbc"))
+        rate = _by_pieces(SPLIT_SECONDS_PER_POSITION, material.num_pieces)
+        return SPLIT_TABLE_SECONDS + factor * positions * rate / workers
+    return TABLE_SECONDS + factor * positions * _by_pieces(TASK_SECONDS_PER_POSITION, material.num_pieces)
 
 
 def plan_job(cfg: JobConfig) -> Plan:
@@ -165,8 +170,7 @@ def plan_job(cfg: JobConfig) -> Plan:
                                 int(2 * size * _by_pieces(DISK_BYTES_PER_POSITION, pieces))))
     wall = (sum(t.seconds for t in tables) if cfg.executor == "local"
             else _schedule(tables, set(complete), workers))
-    return Plan(str(out), workers, cfg.executor, tables, complete,
-                0.0 if _kernels_compiled() or not tables else COMPILE_SECONDS, wall)
+    return Plan(str(out), workers, cfg.executor, tables, complete, COMPILE_SECONDS if tables else 0.0, wall)
 
 
 def _schedule(tables: list[TablePlan], done: set[str], cpus: int) -> float:

@@ -41,7 +41,7 @@ from numba import njit
 
 from .endgame.index import D_COLOUR, D_N, D_TYPE, IndexScheme, encode
 from .endgame.material import MAX_PIECES, WHITE, Material, normalize_key
-from .endgame.pychess import board_squares
+from .endgame.pychess import board_squares, fen_as_given, illegal_position_error as _illegal
 from .errors import (BadFenError, CastlingRightsError, CorruptTableError, IllegalPositionError, MissingTableError,
                      PositionError, TablesFolderError, TooManyPiecesError)
 from .generate.kernels import DEPTH_MASK, DRAW, ILLEGAL, from_wdl_dtm, to_wdl_dtm
@@ -117,6 +117,18 @@ def table_folders(path: str | os.PathLike | Iterable[str | os.PathLike] | None =
     return [Path(p) for p in path]
 
 
+def require_folder(path: str | os.PathLike) -> Path:
+    """``path`` as a Path; :exc:`~tablebase.errors.TablesFolderError`, saying how to name
+    one, where it is no folder."""
+    path = Path(path)
+    if not path.is_dir():
+        where = "" if path.is_absolute() else f" (relative to {Path.cwd()})"
+        raise TablesFolderError(
+            f"no tables folder {path}{where}: name one (--tables DIR, open_tablebase(DIR)) or set "
+            f"{TABLEBASE_PATH}=DIR{os.pathsep}DIR...; tables are made by `tablebase generate --out DIR`")
+    return path
+
+
 def open_tablebase(path: str | os.PathLike | Iterable[str | os.PathLike] | None = None, *,
                    cache_bytes: int = 64 << 20) -> "Tablebase":
     """Open the tables in ``path``: one sub-folder per material holding ``manifest.json``.
@@ -186,37 +198,6 @@ def _encode_board(desc, flipped, white, black, kings, queens, rooks, bishops, kn
         sq[i] = s ^ mirror
         bb &= bb - one
     return encode(desc, sq, tmp)
-
-
-def fen_as_given(board: chess.Board) -> str:
-    """The FEN of a board with its own castling rights and en-passant square: ``board.fen()``
-    drops rights without their king and rook and an en-passant square without a capture,
-    which hides what a message is about.
-
-    >>> fen_as_given(chess.Board("4k3/8/8/8/8/8/Q7/4K3 w K - 0 1"))
-    '4k3/8/8/8/8/8/Q7/4K3 w K - 0 1'
-    """
-    rights = ""
-    for colour, rank in ((chess.WHITE, 0), (chess.BLACK, 7)):
-        for square in sorted(chess.scan_forward(board.castling_rights & chess.BB_RANKS[rank]), reverse=True):
-            letter = {chess.H1: "k", chess.A1: "q", chess.H8: "k", chess.A8: "q"}.get(
-                square, chess.FILE_NAMES[chess.square_file(square)])
-            rights += letter.upper() if colour == chess.WHITE else letter
-    ep = "-" if board.ep_square is None else chess.SQUARE_NAMES[board.ep_square]
-    return (f"{board.board_fen()} {'w' if board.turn == chess.WHITE else 'b'} {rights or '-'} {ep} "
-            f"{board.halfmove_clock} {board.fullmove_number}")
-
-
-def _illegal(board: chess.Board, status: chess.Status) -> IllegalPositionError:
-    flags = []
-    for flag in chess.Status:
-        if flag & status:
-            text = flag.name.lower().replace("_", " ")
-            if flag == chess.STATUS_INVALID_EP_SQUARE:
-                text = (f"en-passant square {chess.SQUARE_NAMES[board.ep_square]} impossible: no pawn can just "
-                        "have moved two squares past it")
-            flags.append(text)
-    return IllegalPositionError(f"illegal position ({', '.join(flags)}): {fen_as_given(board)}")
 
 
 def _status_error(board: chess.Board, key: str) -> Exception:
@@ -439,12 +420,7 @@ class Tablebase:
         ``manifest.json``) of ``path``; return how many were found. A material found in
         several directories is read from the first one added. A folder that does not
         exist raises :exc:`~tablebase.errors.TablesFolderError`."""
-        path = Path(path)
-        if not path.is_dir():
-            where = "" if path.is_absolute() else f" (relative to {Path.cwd()})"
-            raise TablesFolderError(
-                f"no tables folder {path}{where}: name one (--tables DIR, open_tablebase(DIR)) or set "
-                f"{TABLEBASE_PATH}=DIR{os.pathsep}DIR...; tables are made by `tablebase generate --out DIR`")
+        path = require_folder(path)
         found = {}
         for entry in sorted(path.iterdir()):
             try:
@@ -789,8 +765,8 @@ class Tablebase:
 
     def probe_wdl_batch(self, boards: Iterable[chess.Board | str], *, default: int | None = None) -> np.ndarray:
         """:meth:`probe_wdl` of each board or FEN, as an int8 array. Without ``default``
-        it raises like :meth:`probe_wdl` (and :exc:`BadFenError`) at the first position
-        it cannot answer; with it, such positions (a missing table, castling rights, too
+        it raises like :meth:`probe_wdl` (and :exc:`BadFenError`) for a position it
+        cannot answer; with it, such positions (a missing table, castling rights, too
         many pieces, an illegal position, a bad FEN) get ``default`` and the others their
         value.
 

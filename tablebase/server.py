@@ -12,13 +12,7 @@ that does not parse or an illegal position, 404 for a position no table holds (a
 table, more pieces than the largest table; ``/standard/mainline`` also for castling
 rights). Answers are cached, in an LRU bounded by bytes, keyed by the position's FEN.
 
-Needs the ``serve`` extra (Starlette, uvicorn, orjson): ``pip install -e ".[serve]"``.
-
->>> from starlette.testclient import TestClient  # doctest: +SKIP
->>> client = TestClient(create_app("data/test-tables"))  # doctest: +SKIP
->>> client.get("/standard", params={"fen": "4k3/6KP/8/8/8/8/7p/8_w_-_-_0_1"}).json()["category"]  # doctest: +SKIP
-'win'
-"""
+Needs the ``serve`` extra (Starlette, uvicorn, orjson): ``pip install -e ".[serve]"``."""
 
 from __future__ import annotations
 
@@ -38,6 +32,7 @@ from starlette.routing import Route
 
 from .errors import BadFenError, CastlingRightsError, IllegalPositionError, MissingTableError, TooManyPiecesError
 from .endgame.index import IndexScheme
+from .endgame.pychess import illegal_position_error
 from .lichess import mainline_json, probe_json
 from .probe import Tablebase, open_tablebase
 
@@ -99,10 +94,8 @@ def parse_fen(fen: str | None) -> chess.Board:
     board.castling_rights = board.clean_castling_rights()
     if board.status() & chess.STATUS_INVALID_EP_SQUARE:
         board.ep_square = None
-    status = board.status()
-    if status != chess.STATUS_VALID:
-        flags = ", ".join(f.name.lower().replace("_", " ") for f in chess.Status if f & status)
-        raise IllegalPositionError(f"illegal position ({flags}): {fen!r}")
+    if not board.is_valid():
+        raise illegal_position_error(board)
     return board
 
 

@@ -18,7 +18,7 @@ from ..errors import CastlingRightsError, IllegalPositionError
 from .index import IndexScheme, decode_many, encode_many
 from .material import WHITE, Material, board_material
 
-__all__ = ["board_index", "board_squares", "decode", "encode", "index_board"]
+__all__ = ["board_index", "board_squares", "decode", "encode", "fen_as_given", "illegal_position_error", "index_board"]
 
 _PIECE_TYPES = (chess.KING, chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT, chess.PAWN)
 
@@ -71,6 +71,40 @@ def index_board(material: Material | str, stm: int, idx: int) -> chess.Board | N
     return board
 
 
+def fen_as_given(board: chess.Board) -> str:
+    """The FEN of a board with its own castling rights and en-passant square: ``board.fen()``
+    drops rights without their king and rook and an en-passant square without a capture,
+    which hides what a message is about.
+
+    >>> fen_as_given(chess.Board("4k3/8/8/8/8/8/Q7/4K3 w K - 0 1"))
+    '4k3/8/8/8/8/8/Q7/4K3 w K - 0 1'
+    """
+    rights = ""
+    for colour, rank in ((chess.WHITE, 0), (chess.BLACK, 7)):
+        for square in sorted(chess.scan_forward(board.castling_rights & chess.BB_RANKS[rank]), reverse=True):
+            letter = {chess.H1: "k", chess.A1: "q", chess.H8: "k", chess.A8: "q"}.get(
+                square, chess.FILE_NAMES[chess.square_file(square)])
+            rights += letter.upper() if colour == chess.WHITE else letter
+    ep = "-" if board.ep_square is None else chess.SQUARE_NAMES[board.ep_square]
+    return (f"{board.board_fen()} {'w' if board.turn == chess.WHITE else 'b'} {rights or '-'} {ep} "
+            f"{board.halfmove_clock} {board.fullmove_number}")
+
+
+def illegal_position_error(board: chess.Board, status: chess.Status | None = None) -> IllegalPositionError:
+    """The error for a board python-chess finds invalid, naming why and showing the FEN as
+    given (see :func:`fen_as_given`)."""
+    status = board.status() if status is None else status
+    flags = []
+    for flag in chess.Status:
+        if flag & status:
+            text = flag.name.lower().replace("_", " ")
+            if flag == chess.STATUS_INVALID_EP_SQUARE:
+                text = (f"en-passant square {chess.SQUARE_NAMES[board.ep_square]} impossible: no pawn can just "
+                        "have moved two squares past it")
+            flags.append(text)
+    return IllegalPositionError(f"illegal position ({', '.join(flags)}): {fen_as_given(board)}")
+
+
 def _side_to_move(side: str | bool) -> int:
     """0 for White to move, 1 for Black: from ``"w"`` / ``"b"`` (as in FENs and shard
     names) or ``chess.WHITE`` / ``chess.BLACK``."""
@@ -115,10 +149,8 @@ def encode(board: chess.Board) -> tuple[str, str, int]:
     """
     if board.castling_rights:
         raise CastlingRightsError(f"tables hold no positions with castling rights: {board.fen()}")
-    status = board.status()
-    if status != chess.STATUS_VALID:
-        flags = ", ".join(f.name.lower().replace("_", " ") for f in chess.Status if f & status)
-        raise IllegalPositionError(f"illegal position ({flags}): {board.fen(en_passant='fen')}")
+    if not board.is_valid():
+        raise illegal_position_error(board)
     if board.has_legal_en_passant():
         raise IllegalPositionError(f"tables hold no positions with a legal en-passant capture (they are valued "
                                    f"over their moves): {board.fen()}")
