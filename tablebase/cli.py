@@ -310,8 +310,8 @@ def cmd_serve(args) -> int:
     try:
         from .server import serve
     except ImportError as e:
-        raise ConfigError(f"tablebase serve needs the serve extra ({e.name} is missing): "
-                          "pip install 'tablebase[serve]'") from e
+        raise TablebaseError(f"tablebase serve needs the serve extra ({e.name} is missing): "
+                             "pip install 'tablebase[serve]'") from e
     serve(_folders(args.tables), host=args.host, port=args.port, workers=args.workers,
           table_cache_bytes=args.cache_mb << 20, preload_tables=args.preload)
     return 0

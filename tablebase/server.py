@@ -30,9 +30,9 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from .errors import BadFenError, CastlingRightsError, IllegalPositionError, MissingTableError, TooManyPiecesError
 from .endgame.index import IndexScheme
 from .endgame.pychess import illegal_position_error
+from .errors import BadFenError, CastlingRightsError, IllegalPositionError, MissingTableError, TooManyPiecesError
 from .lichess import mainline_json, probe_json
 from .probe import Tablebase, open_tablebase
 

@@ -193,3 +193,11 @@ def test_several_folders_and_workers(tables_34, tmp_path):
         assert s.json("/standard", "7k/8/6K1/8/8/1Q6/8/8_w_-_-_0_1")["category"] == "win"  # from the second
     finally:
         s.close()
+
+
+def test_docstring_examples():
+    import doctest
+
+    import tablebase.server
+    result = doctest.testmod(tablebase.server)
+    assert result.attempted > 0 and result.failed == 0
