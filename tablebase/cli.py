@@ -4,7 +4,7 @@
     tablebase verify [MATERIAL...] [--tables DIR]
     tablebase info [MATERIAL...] [--tables DIR] [--sizes] [--stats MATERIAL [--plot FILE.png]] [--json]
     tablebase probe FEN [--tables DIR] [--json]
-    tablebase serve [--tables DIR] [--host HOST] [--port PORT] [--workers N]
+    tablebase serve [--tables DIR] [--host HOST] [--port PORT] [--workers N] [--cache-mb MB] [--preload]
     tablebase solve FEN [--tables DIR] [--max-nodes N] [--max-seconds S] [--order ORDER] [--no-deepen] [--json]
     tablebase crosscheck MATERIAL [--tables DIR] [--samples N] [--seed S] [--max-nodes N] [--order ORDER]
 
