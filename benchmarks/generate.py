@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from tablebase.distributed import generate_on_ray  # noqa: E402
 from tablebase.endgame.index import IndexScheme  # noqa: E402
 from tablebase.endgame.material import dependency_order  # noqa: E402
-from tablebase.store.shards import load_table  # noqa: E402
+from tablebase.generate.exact import load_table  # noqa: E402
 
 DEFAULT = ["KQvKR", "KBNvK", "KRvKP", "KQRvKR", "KRPvKR"]
 
@@ -43,11 +43,11 @@ DEFAULT = ["KQvKR", "KBNvK", "KRvKP", "KQRvKR", "KRPvKR"]
 def baseline_explicit(out: Path) -> float:
     """Seconds to solve KQvKR as an explicit graph with the generic retrograde solver."""
     from tablebase.endgame.graph import ChessGame
-    from tablebase.generate.kernels import DECIDED, DEPTH_MASK
+    from tablebase.generate.values import DECIDED, DEPTH_MASK
     from tablebase.solve import retrograde
 
     def evals(key: str, stm: int, idx: np.ndarray) -> np.ndarray:
-        v = load_table(out / key, key)[stm][idx]
+        v = load_table(out, key)[stm][idx]
         d = (v & DEPTH_MASK).astype(np.int64)
         won_by_mover = ((v & np.uint16(0xF000)) == DECIDED) & (d % 2 == 1)
         lost_by_mover = ((v & np.uint16(0xF000)) == DECIDED) & (d % 2 == 0)

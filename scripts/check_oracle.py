@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 from tablebase.endgame.index import IndexScheme  # noqa: E402
 from tablebase.endgame.material import all_materials  # noqa: E402
 from tablebase.endgame.pychess import index_board  # noqa: E402
-from tablebase.generate.kernels import ILLEGAL, to_wdl_dtm  # noqa: E402
-from tablebase.store.shards import load_table  # noqa: E402
+from tablebase.generate.exact import load_table  # noqa: E402
+from tablebase.generate.values import ILLEGAL, to_wdl_dtm  # noqa: E402
 
 DEFAULT_ORACLE = ROOT.parent / "shared" / "oracle"
 
@@ -56,7 +56,7 @@ def check_material(tables: Path, key: str, oracle: Path = DEFAULT_ORACLE, *, exh
                    per_king_pair: int = 2, seed: int = 0, max_report: int = 20, with_dtm: bool = True) -> OracleResult:
     scheme = IndexScheme.of(key)
     result = OracleResult(key)
-    values = load_table(Path(tables) / key, key)
+    values = load_table(Path(tables), key)
     rng = np.random.default_rng(seed)
     with chess.syzygy.open_tablebase(str(oracle / "syzygy")) as syzygy, \
             chess.gaviota.open_tablebase(str(oracle / "gaviota")) as gaviota:

@@ -167,10 +167,11 @@ def _tables_in(folders: list[Path], materials: list[str]) -> list[tuple[Path, st
         for key in (normalize_key(m) for m in materials):
             found.append((next((f for f in folders if (f / key).is_dir()), folders[0]), key))
         return found
+    from .store import is_table_folder
     seen: dict[str, Path] = {}
     for folder in folders:
         for p in folder.iterdir():
-            if (p / "manifest.json").exists():
+            if is_table_folder(p):
                 seen.setdefault(p.name, folder)
     return [(seen[k], k) for k in sorted(seen, key=lambda k: (len(k), k))]
 
@@ -196,7 +197,7 @@ def cmd_verify(args) -> int:
 
 def cmd_info(args) -> int:
     from .endgame.index import IndexScheme
-    from .store.shards import read_manifest
+    from .store import read_manifest
     if args.sizes:
         from .endgame.material import all_materials
         sizes = [{"material": key, "king_pairs": s.num_king_pairs, "per_king_pair": s.positions_per_king_pair,

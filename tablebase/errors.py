@@ -6,7 +6,8 @@ class a python-chess user expects, so old habits hold:
 * ``KeyError``, as ``chess.syzygy`` raises it: :exc:`MissingTableError`,
   :exc:`CastlingRightsError`, :exc:`TooManyPiecesError`;
 * ``ValueError``: every :exc:`PositionError` (castling rights, too many pieces, an illegal
-  position), :exc:`BadFenError`, :exc:`CorruptTableError`, :exc:`ConfigError`;
+  position), :exc:`BadFenError`, :exc:`CorruptTableError` (and its :exc:`TableFormatError`),
+  :exc:`ConfigError`;
 * ``FileNotFoundError``: :exc:`TablesFolderError`, a tables folder that does not exist.
 
 >>> import chess, tablebase
@@ -32,6 +33,7 @@ __all__ = [
     "IllegalPositionError",
     "MissingTableError",
     "PositionError",
+    "TableFormatError",
     "TablebaseError",
     "TablesFolderError",
     "TooManyPiecesError",
@@ -78,6 +80,11 @@ class BadFenError(TablebaseError, ValueError):
 class CorruptTableError(TablebaseError, ValueError):
     """A shard or manifest does not match what was written: missing, truncated, flipped
     bytes, or a footer that names another table."""
+
+
+class TableFormatError(CorruptTableError):
+    """A table written in another format version than this code reads; the message names
+    both versions and the ``tablebase generate`` command that rewrites it."""
 
 
 class TablesFolderError(TablebaseError, FileNotFoundError):

@@ -17,35 +17,36 @@ draws and for a checkmated side. ``eval`` (Romano) is absolute: +1 White wins, -
 wins. A board with a legal en-passant capture is valued over its moves: the table value
 of the same pieces without the en-passant square, and each en-passant capture.
 
-Tables are opened lazily, the first time a material is probed: the manifest is read and
-every shard's size and Parquet footer are checked then; a shard's sha256 is checked the
-first time its values are read. Decoded values live in a bounded LRU cache, shared by
-threads.
+A shard row is a position's value or, where a capture or promotion achieves the value, a
+don't-care no better than it (the shards are smaller so): a probe reads the row, then
+searches the captures and promotions into the sub-tables (compiled, in
+:mod:`tablebase.probing.engine`), so probing a table needs its sub-tables too.
+
+Tables are opened lazily, the first time a material is probed, with the sub-tables its
+probes search: the manifests are read and every shard's size and Parquet footer are
+checked then; a shard's sha256 is checked the first time its values are read. Decoded
+blocks live in a bounded pool, shared by threads.
 """
 
 from __future__ import annotations
 
-import bisect
 import os
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterable, NamedTuple
 
 import chess
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
-from numba import njit
 
-from .endgame.index import D_COLOUR, D_N, D_TYPE, IndexScheme, encode
-from .endgame.material import MAX_PIECES, WHITE, Material, normalize_key
+from .endgame.index import IndexScheme
+from .endgame.material import MAX_PIECES, Material, normalize_key
 from .endgame.pychess import board_squares, fen_as_given, illegal_position_error as _illegal
 from .errors import (BadFenError, CastlingRightsError, CorruptTableError, IllegalPositionError, MissingTableError,
-                     PositionError, TablesFolderError, TooManyPiecesError)
-from .generate.kernels import DEPTH_MASK, DRAW, ILLEGAL, from_wdl_dtm, to_wdl_dtm
-from .store.shards import INDEX_SCHEME, SCHEMA, SIDES, ShardInfo, check_shard, read_manifest
+                     PositionError, TableFormatError, TablesFolderError, TooManyPiecesError)
+from .generate.values import DRAW, ILLEGAL, decode_value, to_wdl_dtm
+from .probing.engine import Engine, NoSubtable, encode_board
+from .store import is_table_folder
 
 __all__ = [
     "BadFenError",
@@ -57,6 +58,7 @@ __all__ = [
     "MissingTableError",
     "MoveValue",
     "PositionError",
+    "TableFormatError",
     "Tablebase",
     "TooManyPiecesError",
     "open_tablebase",
@@ -131,13 +133,15 @@ def require_folder(path: str | os.PathLike) -> Path:
 
 def open_tablebase(path: str | os.PathLike | Iterable[str | os.PathLike] | None = None, *,
                    cache_bytes: int = 64 << 20) -> "Tablebase":
-    """Open the tables in ``path``: one sub-folder per material holding ``manifest.json``.
-    ``path`` may list several folders; by default the folders of the ``TABLEBASE_PATH``
-    environment variable, else ``data/tables`` (see :func:`table_folders`). A folder that
-    does not exist raises :exc:`~tablebase.errors.TablesFolderError` naming it.
+    """Open the tables in ``path``: one sub-folder per material, as ``tablebase generate``
+    writes them. ``path`` may list several folders; by default the folders of the
+    ``TABLEBASE_PATH`` environment variable, else ``data/tables`` (see
+    :func:`table_folders`). A folder that does not exist raises
+    :exc:`~tablebase.errors.TablesFolderError` naming it.
 
-    Nothing is read until a material is probed. ``cache_bytes`` bounds the memory of
-    decoded values (2 bytes a position).
+    Nothing is read until a material is probed. ``cache_bytes`` bounds the pool of
+    decoded blocks (4 bytes a position: its row, and its exact value once a probe found
+    it), which holds at least 64 blocks.
 
     >>> with open_tablebase("data/test-tables") as tablebase:
     ...     tablebase.probe_wdl(chess.Board("8/8/8/8/8/2k5/1q6/K7 w - - 0 1"))
@@ -172,32 +176,8 @@ def _layout(board: chess.Board) -> _Layout:
 # board_squares answer once per material, then the squares come straight off the
 # bitboards (board_squares costs ~20 us a call).
 _LAYOUTS: dict[tuple[int, ...], _Layout] = {}
-
-
-@njit("int64(int64[:], boolean, uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64)", cache=True)
-def _encode_board(desc, flipped, white, black, kings, queens, rooks, bishops, knights, pawns):
-    """Index of a board given by its python-chess bitboards (-1 where the index rejects
-    the placement). One compiled call reads the squares off the bitboards in slot order
-    and encodes them: a per-piece Python loop and fresh numpy arrays cost three times
-    as much."""
-    pieces = (kings, queens, rooks, bishops, knights, pawns)  # in PIECE_ORDER
-    sq = np.empty(MAX_PIECES, dtype=np.int64)
-    tmp = np.empty(MAX_PIECES, dtype=np.int64)
-    mirror = 56 if flipped else 0  # the colour flip mirrors the ranks
-    one = np.uint64(1)
-    group = -1
-    bb = np.uint64(0)
-    for i in range(desc[D_N]):
-        colour, ptype = desc[D_COLOUR + i], desc[D_TYPE + i]
-        if colour * 8 + ptype != group:  # the first slot of a group of identical pieces
-            group = colour * 8 + ptype
-            bb = pieces[ptype] & (white if (colour == WHITE) != flipped else black)
-        s = 0
-        while not (bb >> np.uint64(s)) & one:
-            s += 1
-        sq[i] = s ^ mirror
-        bb &= bb - one
-    return encode(desc, sq, tmp)
+# Scratch space of encode_board (the kernels hold the GIL: one call at a time).
+_SQ, _TMP = np.empty(16, dtype=np.int64), np.empty(16, dtype=np.int64)
 
 
 def _status_error(board: chess.Board, key: str) -> Exception:
@@ -224,175 +204,11 @@ def _rank(value: tuple[int, int]) -> tuple[int, int]:
     return value[0], -value[1]
 
 
-# The value encoding as Python ints, for the per-position path.
-_DRAW, _ILLEGAL, _DEPTH_MASK = int(DRAW), int(ILLEGAL), int(DEPTH_MASK)
-
-
-def _decode_value(v: int) -> tuple[int, int]:
-    if v == _DRAW:
-        return 0, 0
-    d = v & _DEPTH_MASK
-    return (1, d) if d & 1 else (-1, -d)
-
-
-# Final value -> (wdl, dtm), for vectorised gathers.
+# Exact code -> (wdl, dtm), for vectorised gathers.
 _WDL_OF, _DTM_OF, _legal = to_wdl_dtm(np.arange(1 << 16, dtype=np.uint16))
 _WDL_OF[~_legal] = ILLEGAL_WDL
 _DTM_OF[~_legal] = 0
 del _legal
-
-
-class _Shard:
-    """One Parquet shard, its footer parsed once, its sha256 checked before its first
-    read. Its blocks (the unit of decoding and caching) are its row groups."""
-
-    def __init__(self, folder: Path, material: str, info: ShardInfo):
-        self.folder, self.info = folder, info
-        self.start = info.start
-        self.path = folder / info.file
-        check_shard(folder, info, hash_check=False)
-        try:
-            self.file = pq.ParquetFile(self.path, memory_map=True)
-        except (OSError, pa.ArrowException) as e:
-            raise CorruptTableError(f"{self.path}: unreadable Parquet footer ({e})") from e
-        try:
-            self.block_rows = self._check_footer(material)
-        except BaseException:
-            self.file.close()
-            raise
-        self._lock = threading.Lock()
-        self._verified = False
-
-    def _check_footer(self, material: str) -> int:
-        """Raise CorruptTableError unless the footer describes this shard; return the
-        rows of a row group."""
-        info = self.info
-        try:
-            meta = self.file.schema_arrow.metadata or {}
-            schema = self.file.schema_arrow.remove_metadata()
-            num_rows = self.file.metadata.num_rows
-            rg_rows = [self.file.metadata.row_group(i).num_rows for i in range(self.file.num_row_groups)]
-        except (OSError, pa.ArrowException) as e:
-            raise CorruptTableError(f"{self.path}: unreadable Parquet footer ({e})") from e
-        expected = {"material": material, "side": info.side, "start": str(info.start), "stop": str(info.stop),
-                    "index_scheme": INDEX_SCHEME}
-        for k, v in expected.items():
-            found = meta.get(f"tablebase.{k}".encode(), b"").decode(errors="replace")
-            if found != v:
-                raise CorruptTableError(f"{self.path}: footer says {k}={found!r}, the manifest {v!r}")
-        if not schema.equals(SCHEMA):
-            raise CorruptTableError(f"{self.path}: columns {schema}, expected wdl int8, dtm int16")
-        if num_rows != info.rows or info.rows != info.stop - info.start:
-            raise CorruptTableError(f"{self.path}: {num_rows} rows, the manifest says {info.rows}")
-        # Row groups of one size (the last may be shorter) make a row's block a division.
-        if not rg_rows or any(r != rg_rows[0] for r in rg_rows[:-1]) or rg_rows[-1] > rg_rows[0]:
-            raise CorruptTableError(f"{self.path}: row groups of sizes {rg_rows[:3]}...{rg_rows[-1:]}, "
-                                    "expected equal ones")
-        return rg_rows[0]
-
-    def load(self, block: int) -> np.ndarray:
-        """Decoded final values (uint16) of one row group."""
-        with self._lock:  # a ParquetFile is not safe for concurrent reads
-            if not self._verified:
-                check_shard(self.folder, self.info, hash_check=True)
-                self._verified = True
-            try:
-                table = self.file.read_row_group(block)
-            except (OSError, pa.ArrowException) as e:
-                raise CorruptTableError(f"{self.path}: unreadable Parquet ({e})") from e
-        wdl = table.column("wdl")
-        legal = wdl.is_valid().to_numpy(zero_copy_only=False)
-        values = from_wdl_dtm(wdl.fill_null(0).to_numpy(), table.column("dtm").fill_null(0).to_numpy(), legal)
-        values.flags.writeable = False
-        return values
-
-    def close(self) -> None:
-        self.file.close()
-
-
-class _Table:
-    """A material's manifest and shards, by side to move."""
-
-    def __init__(self, key: str, folder: Path):
-        manifest = read_manifest(folder)
-        if manifest is None:
-            raise CorruptTableError(f"{folder}: manifest.json disappeared")
-        if manifest.material != key:
-            raise CorruptTableError(f"{folder}: manifest is for {manifest.material}, not {key}")
-        self.key = key
-        self.scheme = IndexScheme.of(key)
-        if manifest.index_size != self.scheme.size or manifest.index_scheme != INDEX_SCHEME:
-            raise CorruptTableError(f"{folder}: manifest index {manifest.index_scheme} of size {manifest.index_size}, "
-                                    f"this reader's is {INDEX_SCHEME} of size {self.scheme.size}")
-        self.shards: tuple[list[_Shard], list[_Shard]] = ([], [])
-        try:
-            for info in sorted(manifest.shards, key=lambda s: s.start):
-                if info.side not in SIDES:
-                    raise CorruptTableError(f"{folder}: shard {info.file} has side {info.side!r}")
-                side = self.shards[SIDES.index(info.side)]
-                if info.start != (side[-1].info.stop if side else 0):
-                    raise CorruptTableError(f"{folder}: shard {info.file} starts at {info.start}, leaving a gap "
-                                            "or an overlap")
-                side.append(_Shard(folder, key, info))
-            for side, shards in zip(SIDES, self.shards):
-                if (shards[-1].info.stop if shards else 0) != self.scheme.size:
-                    raise CorruptTableError(f"{folder}: shards of side {side} do not cover the "
-                                            f"{self.scheme.size} indices")
-        except BaseException:
-            self.close()
-            raise
-        self.starts = tuple([s.start for s in shards] for shards in self.shards)
-
-    def shard_of(self, stm: int, idx: int) -> _Shard:
-        shards = self.shards[stm]
-        if len(shards) == 1:
-            return shards[0]
-        return shards[bisect.bisect_right(self.starts[stm], idx) - 1]
-
-    def close(self) -> None:
-        for shards in self.shards:
-            for shard in shards:
-                shard.close()
-
-
-class _BlockCache:
-    """A thread-safe LRU of decoded blocks, bounded by their bytes."""
-
-    def __init__(self, capacity: int):
-        self.capacity = capacity
-        self._blocks: OrderedDict[tuple[_Shard, int], np.ndarray] = OrderedDict()
-        self._bytes = 0
-        self._hits = self._misses = 0
-        self._lock = threading.Lock()
-
-    def get(self, shard: _Shard, block: int) -> np.ndarray:
-        key = (shard, block)
-        with self._lock:
-            values = self._blocks.get(key)
-            if values is not None:
-                self._blocks.move_to_end(key)
-                self._hits += 1
-                return values
-            self._misses += 1
-        # Decoded outside the cache lock, so threads probing other blocks do not wait.
-        values = shard.load(block)
-        if values.nbytes <= self.capacity:
-            with self._lock:
-                if key not in self._blocks:
-                    self._blocks[key] = values
-                    self._bytes += values.nbytes
-                    while self._bytes > self.capacity:
-                        self._bytes -= self._blocks.popitem(last=False)[1].nbytes
-        return values
-
-    def clear(self) -> None:
-        with self._lock:
-            self._blocks.clear()
-            self._bytes = 0
-
-    def info(self) -> CacheInfo:
-        with self._lock:
-            return CacheInfo(len(self._blocks), self._bytes, self.capacity, self._hits, self._misses)
 
 
 class Tablebase:
@@ -411,15 +227,14 @@ class Tablebase:
             raise ValueError(f"cache_bytes must be >= 0, not {cache_bytes}")
         self._directories: list[str] = []
         self._folders: dict[str, Path] = {}
-        self._tables: dict[str, _Table] = {}
         self._lock = threading.Lock()
-        self._cache = _BlockCache(cache_bytes)
+        self._engine = Engine(self._folders.get, cache_bytes)
 
     def add_directory(self, path: str | os.PathLike) -> int:
-        """Add the complete tables (sub-folders named by their material, holding
-        ``manifest.json``) of ``path``; return how many were found. A material found in
-        several directories is read from the first one added. A folder that does not
-        exist raises :exc:`~tablebase.errors.TablesFolderError`."""
+        """Add the complete tables (sub-folders named by their material, holding the
+        manifests) of ``path``; return how many were found. A material found in several
+        directories is read from the first one added. A folder that does not exist raises
+        :exc:`~tablebase.errors.TablesFolderError`."""
         path = require_folder(path)
         found = {}
         for entry in sorted(path.iterdir()):
@@ -427,7 +242,7 @@ class Tablebase:
                 key = normalize_key(entry.name)
             except ValueError:
                 continue  # not a table folder
-            if key == entry.name and (entry / "manifest.json").is_file():
+            if key == entry.name and is_table_folder(entry):
                 found[key] = entry
         with self._lock:
             if str(path) not in self._directories:
@@ -439,12 +254,9 @@ class Tablebase:
     def close(self) -> None:
         """Close the shard files and drop the cache; later probes find no table."""
         with self._lock:
-            for table in self._tables.values():
-                table.close()
-            self._tables.clear()
+            self._engine.close()
             self._folders.clear()
             self._directories.clear()
-        self._cache.clear()
 
     def __enter__(self) -> "Tablebase":
         return self
@@ -454,33 +266,42 @@ class Tablebase:
 
     def cache_info(self) -> CacheInfo:
         """Decoded blocks held, their bytes, the bound, and the hits and misses so far."""
-        return self._cache.info()
+        return CacheInfo(*self._engine.cache_info())
+
+    def preload(self) -> list[str]:
+        """Decode whole tables into the pool of decoded blocks, smallest first, while they
+        fit: probes of them then read no shard. Return the tables loaded.
+
+        >>> with open_tablebase("data/test-tables", cache_bytes=1 << 30) as tablebase:
+        ...     loaded = tablebase.preload()
+        ...     before = tablebase.cache_info()
+        ...     tablebase.probe_dtm(chess.Board("8/8/3r4/4k3/8/8/Q7/K7 w - - 0 1"))
+        ...     loaded == tablebase.materials(), before.misses == before.blocks == tablebase.cache_info().misses
+        ...
+        65
+        (True, True)
+        """
+        # Every table is opened first, so that the pool's block size is settled before it fills.
+        tables = [(key, self._table(key)) for key in self.materials()]
+        free = self._engine.slots()
+        loaded = []
+        for key, t in tables:
+            blocks = self._engine.blocks(t)
+            if blocks > free:
+                break
+            self._engine.load_blocks(t)
+            free -= blocks
+            loaded.append(key)
+        return loaded
 
     # -- tables and values --------------------------------------------------------------
 
-    def _table(self, key: str) -> _Table | None:
-        """The opened table of ``key``; None for KvK without a table (every legal KvK
-        position is a draw); MissingTableError otherwise."""
-        table = self._tables.get(key)
-        if table is not None:
-            return table
-        with self._lock:
-            table = self._tables.get(key)
-            if table is None:
-                folder = self._folders.get(key)
-                if folder is None:
-                    if key == "KvK":
-                        return None
-                    raise MissingTableError(key, self._missing_message(key))
-                table = self._tables[key] = _Table(key, folder)
-        return table
-
-    def _missing_message(self, key: str) -> str:
+    def _missing(self, key: str, needed_by: str | None = None) -> MissingTableError:
         if not self._directories:
-            return f"no table for {key}: no folder opened (closed)"
-        where = ", ".join(self._directories)
-        return (f"no table for {key} in {where}; make it with: "
-                f"tablebase generate {key} --out {self._directories[0]}")
+            return MissingTableError(key, f"no table for {key}: no folder opened (closed)")
+        why = f" (a probe of {needed_by} searches its captures and promotions there)" if needed_by else ""
+        return MissingTableError(key, f"no table for {key} in {', '.join(self._directories)}{why}; make it with: "
+                                      f"tablebase generate {key} --out {self._directories[0]}")
 
     def materials(self) -> list[str]:
         """The materials whose tables the opened folders hold, smallest first.
@@ -504,15 +325,27 @@ class Tablebase:
         """
         return max((Material.parse(key).num_pieces for key in self.materials()), default=2)
 
-    def _lookup(self, table: _Table, stm: int, idx: int) -> int:
-        shard = table.shard_of(stm, idx)
-        block, row = divmod(idx - shard.start, shard.block_rows)
-        return int(self._cache.get(shard, block)[row])
+    def _table(self, key: str) -> int | None:
+        """The engine's id of ``key``'s table, opened on first use; None for KvK without a
+        table (every legal KvK position is a draw); MissingTableError otherwise."""
+        t = self._engine.table_id(key)
+        if t is None and key != "KvK":
+            raise self._missing(key)
+        return t
 
-    def _locate(self, board: chess.Board) -> tuple[str, int, int]:
-        """(material key, side to move in the table, index) of a board without castling
-        rights and with at most MAX_PIECES pieces; IllegalPositionError for boards the
-        index rejects (kings, pawns on the back rank) and for impossible checks."""
+    def _code(self, key: str, stm: int, idx: int, wdl_only: bool = False) -> int:
+        """Exact code of a legal index (DRAW for KvK without a table)."""
+        t = self._table(key)
+        if t is None:
+            return int(DRAW)
+        try:
+            return self._engine.value(t, stm, idx, wdl_only)
+        except NoSubtable as e:
+            raise self._missing(e.material, key) from None
+
+    def _layout(self, board: chess.Board) -> tuple[_Layout, tuple[int, ...]]:
+        """The board's layout and its bitboards (white, black, kings, queens, rooks,
+        bishops, knights, pawns); IllegalPositionError without one king a side."""
         white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
         k, q, r, b, n, p = board.kings, board.queens, board.rooks, board.bishops, board.knights, board.pawns
         wk, bk = k & white, k & black
@@ -524,18 +357,29 @@ class Tablebase:
         layout = _LAYOUTS.get(sig)
         if layout is None:
             layout = _LAYOUTS[sig] = _layout(board)
-        idx = _encode_board(layout.desc, layout.flipped, white, black, k, q, r, b, n, p)
-        if idx < 0:
-            raise _status_error(board, layout.key)
+        return layout, (white, black, k, q, r, b, n, p)
+
+    def _check_rare_checks(self, board: chess.Board, key: str) -> None:
         # Tables hold every placement where the side not to move is not in check;
         # python-chess also rejects some double checks (three checkers, or two on one
         # line with the king). Only a side with two pieces besides its king can give them.
-        them = black if board.turn == chess.WHITE else white
+        them = board.occupied_co[not board.turn]
         if them.bit_count() >= 3:
             checkers = board.checkers_mask()
             if checkers & (checkers - 1) and board.status() != chess.STATUS_VALID:
-                raise _status_error(board, layout.key)
-        return layout.key, int(board.turn == chess.BLACK) ^ layout.flipped, int(idx)
+                raise _status_error(board, key)
+
+    def _locate(self, board: chess.Board) -> tuple[str, int, int]:
+        """(material key, side to move in the table, index) of a board without castling
+        rights and with at most MAX_PIECES pieces; IllegalPositionError for boards the
+        index rejects (kings, pawns on the back rank) and for impossible checks."""
+        layout, bitboards = self._layout(board)
+        stm = int(board.turn == chess.BLACK) ^ layout.flipped
+        idx = encode_board(layout.desc, layout.flipped, *bitboards, stm, _SQ, _TMP)
+        if idx < 0:
+            raise _status_error(board, layout.key)
+        self._check_rare_checks(board, layout.key)
+        return layout.key, stm, int(idx)
 
     def _check_probeable(self, board: chess.Board) -> None:
         if board.castling_rights:
@@ -550,22 +394,30 @@ class Tablebase:
             raise TooManyPiecesError(f"{pieces} pieces: the largest table in {where} has {self.largest_table()} "
                                      f"(tables can have at most {MAX_PIECES}): {fen_as_given(board)}")
 
-    def _value(self, board: chess.Board) -> tuple[int, int]:
-        """(wdl, dtm) of a board, from the side to move."""
+    def _value(self, board: chess.Board, wdl_only: bool = False) -> tuple[int, int]:
+        """(wdl, dtm) of a board, from the side to move (``wdl_only``: the dtm is not)."""
         self._check_probeable(board)
         if board.ep_square is not None:
             return self._value_ep(board)
-        return self._value_no_ep(board)
+        return self._value_no_ep(board, wdl_only)
 
-    def _value_no_ep(self, board: chess.Board) -> tuple[int, int]:
-        key, stm, idx = self._locate(board)
-        table = self._table(key)
-        if table is None:
-            return 0, 0
-        v = self._lookup(table, stm, idx)
-        if v == _ILLEGAL:
-            raise _status_error(board, key)
-        return _decode_value(v)
+    def _value_no_ep(self, board: chess.Board, wdl_only: bool = False) -> tuple[int, int]:
+        layout, bitboards = self._layout(board)
+        t = self._engine.table_id(layout.key)
+        if t is None:
+            self._locate(board)  # an illegal board says so first, as when its table is present
+            if layout.key == "KvK":  # every legal KvK placement is a draw
+                return 0, 0
+            raise self._missing(layout.key)
+        stm = int(board.turn == chess.BLACK) ^ layout.flipped
+        try:
+            code = self._engine.board_value(t, layout.flipped, bitboards, stm, wdl_only)
+        except NoSubtable as e:
+            raise self._missing(e.material, layout.key) from None
+        if code < 0:
+            raise _status_error(board, layout.key)
+        self._check_rare_checks(board, layout.key)
+        return decode_value(code)
 
     def _value_ep(self, board: chess.Board) -> tuple[int, int]:
         # The en-passant square passes the cheap checks above unseen: ask python-chess.
@@ -596,7 +448,7 @@ class Tablebase:
         ...
         1
         """
-        return self._value(board)[0]
+        return self._value(board, wdl_only=True)[0]
 
     def probe_dtm(self, board: chess.Board) -> int:
         """Plies to mate: positive if the side to move wins, negative if it loses, 0 for
@@ -733,42 +585,32 @@ class Tablebase:
             raise ValueError(f"indices belong to the table {key}, not {material_key!r}: give the normal key")
         index = np.asarray(index, dtype=np.int64)
         stm = np.broadcast_to(np.asarray(stm, dtype=np.int64), index.shape)
-        scheme = IndexScheme.of(key) if (table := self._table(key)) is None else table.scheme
+        table = self._table(key)
+        scheme = IndexScheme.of(key)
         if index.size and (index.min() < 0 or index.max() >= scheme.size):
             raise ValueError(f"{key}: indices must lie in [0, {scheme.size})")
         if stm.size and (stm.min() < 0 or stm.max() > 1):
             raise ValueError("stm must be 0 (White to move) or 1 (Black to move)")
         shape = index.shape
         index, stm = index.ravel(), stm.ravel()
-        values = np.empty(index.size, dtype=np.uint16)
         if table is None:  # KvK: every valid placement is a legal draw
-            values[:] = np.where(scheme.decode(index)[1], DRAW, ILLEGAL)
+            values = np.where(scheme.decode(index)[1], DRAW, ILLEGAL).astype(np.uint16)
         else:
-            for side, sel in _split_by(stm):
-                idx = index[sel]
-                shards = table.shards[side]
-                if len(shards) == 1:
-                    values[sel] = self._gather(shards[0], idx - shards[0].start)
-                    continue
-                out = np.empty(idx.size, dtype=np.uint16)
-                for s, chunk in _split_by(np.searchsorted(table.starts[side], idx, side="right") - 1):
-                    out[chunk] = self._gather(shards[s], idx[chunk] - shards[s].start)
-                values[sel] = out
+            values = self._codes(key, table, stm, index)
         return _WDL_OF[values].reshape(shape), _DTM_OF[values].reshape(shape)
 
-    def _gather(self, shard: _Shard, rows: np.ndarray) -> np.ndarray:
-        out = np.empty(rows.size, dtype=np.uint16)
-        blocks = rows // shard.block_rows
-        for b, chunk in _split_by(blocks):
-            out[chunk] = self._cache.get(shard, b)[rows[chunk] - b * shard.block_rows]
-        return out
+    def _codes(self, key: str, t: int, stm: np.ndarray, index: np.ndarray, check_legal: bool = True) -> np.ndarray:
+        try:
+            return self._engine.values(t, stm, index, check_legal)
+        except NoSubtable as e:
+            raise self._missing(e.material, key) from None
 
     def probe_wdl_batch(self, boards: Iterable[chess.Board | str], *, default: int | None = None) -> np.ndarray:
         """:meth:`probe_wdl` of each board or FEN, as an int8 array. Without ``default``
         it raises like :meth:`probe_wdl` (and :exc:`BadFenError`) for a position it
-        cannot answer; with it, such positions (a missing table, castling rights, too
-        many pieces, an illegal position, a bad FEN) get ``default`` and the others their
-        value.
+        cannot answer; with it, such positions (a missing table or sub-table, castling
+        rights, too many pieces, an illegal position, a bad FEN) get ``default`` and the
+        others their value.
 
         >>> with open_tablebase("data/test-tables") as tablebase:
         ...     tablebase.probe_wdl_batch(["8/8/8/8/8/8/8/K2kr3 w - - 0 1", "8/8/8/8/8/8/8/K2kr3 b - - 0 1"])
@@ -803,18 +645,17 @@ class Tablebase:
         wdl = np.empty(len(boards), dtype=np.int8)
         dtm = np.empty(len(boards), dtype=np.int16)
         answered = np.ones(len(boards), dtype=bool)
-        unanswerable = (MissingTableError, PositionError, BadFenError)
         # Plain boards are located one by one, then gathered per table in one go.
         groups: dict[str, tuple[list[int], list[int], list[int]]] = {}
         for i, board in enumerate(boards):
             try:
-                boards[i] = board = _board(board)
+                board = _board(board)
                 self._check_probeable(board)
                 if board.ep_square is not None:
                     wdl[i], dtm[i] = self._value_ep(board)
                     continue
                 key, stm, idx = self._locate(board)
-            except unanswerable:
+            except (MissingTableError, PositionError, BadFenError):
                 if default is None:
                     raise
                 answered[i] = False
@@ -825,39 +666,32 @@ class Tablebase:
             idxs.append(idx)
         for key, (positions, stms, idxs) in groups.items():
             try:
-                w, d = self.probe_batch_indices(key, np.array(stms), np.array(idxs))
+                t = self._table(key)
+                if t is None:
+                    values = np.zeros(len(idxs), dtype=np.uint16)  # KvK: located boards are legal draws
+                else:
+                    values = self._codes(key, t, np.array(stms, dtype=np.int64), np.array(idxs, dtype=np.int64), False)
             except MissingTableError:
                 if default is None:
                     raise
-                answered[positions] = False
-                continue
-            for bad in np.flatnonzero(w == ILLEGAL_WDL):
-                error = _status_error(boards[positions[bad]], key)
-                if default is None or not isinstance(error, unanswerable):
-                    raise error
-                answered[positions[bad]] = False
-            wdl[positions] = w
-            dtm[positions] = d
+                # The table is missing, or a sub-table that some positions' searches need:
+                # those get the default, the others their value.
+                values = np.array([self._code_or(key, s, i, ILLEGAL) for s, i in zip(stms, idxs)], dtype=np.uint16)
+                answered[positions] = values != ILLEGAL
+            wdl[positions] = _WDL_OF[values]
+            dtm[positions] = _DTM_OF[values]
         if default is not None:
             wdl[~answered] = default if dtype is np.int8 else 0
             dtm[~answered] = default if dtype is np.int16 else 0
         return wdl, dtm
 
-
-def _split_by(keys: np.ndarray) -> Iterator[tuple[int, np.ndarray | slice]]:
-    """(key, where it is) for each distinct key of an array of small non-negative ints,
-    without a loop per position; a slice when all keys are equal (no copy)."""
-    if keys.size == 0:
-        return
-    lo, hi = int(keys.min()), int(keys.max())
-    if lo == hi:
-        yield lo, slice(None)
-        return
-    # A stable sort of 16-bit keys is a radix sort: linear time.
-    small = keys.astype(np.uint16) if hi < 1 << 16 else keys
-    order = np.argsort(small, kind="stable")
-    for chunk in np.split(order, np.flatnonzero(np.diff(small[order])) + 1):
-        yield int(keys[chunk[0]]), chunk
+    def _code_or(self, key: str, stm: int, idx: int, missing: int) -> int:
+        """Exact code of a legal index, ``missing`` where its table or a sub-table its
+        search needs is missing."""
+        try:
+            return self._code(key, stm, idx)
+        except MissingTableError:
+            return missing
 
 
 def _board(board: chess.Board | str) -> chess.Board:

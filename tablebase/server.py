@@ -40,12 +40,10 @@ __all__ = ["ResponseCache", "create_app", "parse_fen", "serve"]
 
 #: Bytes of cached JSON answers per server process.
 CACHE_BYTES = 64 << 20
-#: Bytes of decoded table values per server process (the probe library's block cache):
-#: a random position's moves touch a block each, and decoding one costs about a
-#: millisecond, so the cache is large and ``preload`` can fill it before serving.
+#: Bytes of decoded table blocks per server process (the probe library's pool): a random
+#: position's moves touch a block each, and decoding one costs about a millisecond, so
+#: the pool is large and ``preload`` can fill it before serving.
 TABLE_CACHE_BYTES = 1 << 30
-#: Indices decoded per call when preloading.
-PRELOAD_CHUNK = 1 << 22
 
 
 class ResponseCache:
@@ -108,22 +106,6 @@ def _check_tables_hold(tb: Tablebase, board: chess.Board) -> None:
     tb.probe_dtm(board)
 
 
-def preload(tb: Tablebase, budget: int) -> list[str]:
-    """Decode whole tables into ``tb``'s block cache, smallest first, while they fit in
-    ``budget`` bytes (2 a position); return the tables loaded."""
-    loaded, used = [], 0
-    for key in tb.materials():
-        size = IndexScheme.of(key).size
-        if used + 4 * size > budget:
-            break
-        for stm in (0, 1):
-            for start in range(0, size, PRELOAD_CHUNK):
-                tb.probe_batch_indices(key, stm, np.arange(start, min(start + PRELOAD_CHUNK, size)))
-        used += 4 * size
-        loaded.append(key)
-    return loaded
-
-
 def create_app(path=None, *, cache_bytes: int = CACHE_BYTES, table_cache_bytes: int = TABLE_CACHE_BYTES,
                preload_tables: bool = False) -> Starlette:
     """The ASGI application serving the tables of ``path`` (a folder, several, or None:
@@ -133,7 +115,7 @@ def create_app(path=None, *, cache_bytes: int = CACHE_BYTES, table_cache_bytes: 
     """
     tb = open_tablebase(path, cache_bytes=table_cache_bytes)
     if preload_tables:
-        preload(tb, table_cache_bytes)
+        tb.preload()
     cache = ResponseCache(cache_bytes)
     page = resources.files("tablebase").joinpath("static/index.html").read_bytes()
 

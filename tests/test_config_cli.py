@@ -83,7 +83,7 @@ def test_cli_generate_verify_info(tmp_path, capsys):
 
 def test_cli_verify_fails_on_a_truncated_shard(tmp_path, capsys):
     assert main(["generate", "KQvK", "--out", str(tmp_path), "--local"]) == 0
-    shard = next((tmp_path / "KQvK").glob("w-*.parquet"))
+    shard = next((tmp_path / "KQvK").glob("side=w/0*.parquet"))
     shard.write_bytes(shard.read_bytes()[:-100])
     assert main(["verify", "KQvK", "--tables", str(tmp_path)]) == 1
     assert "truncated" in capsys.readouterr().out

@@ -18,12 +18,13 @@ import pytest
 from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.material import all_materials, dependency_order
 from tablebase.errors import MissingTableError
-from tablebase.generate.kernels import DECIDED, ILLEGAL
+from tablebase.generate.values import DECIDED, ILLEGAL
 from tablebase.generate.pipeline import (LocalPartitions, generate, generate_table, load_subtables, run_passes,
                                         write_table_manifest)
 from tablebase.generate.verify import verify_table
 from tablebase.generate.worker import GenerationError
-from tablebase.store.shards import load_table, read_manifest, table_complete
+from tablebase.generate.exact import load_table
+from tablebase.store import DEFAULT_CODING, read_manifest, table_complete
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -56,12 +57,14 @@ def test_verify_proves_the_tables(tables_34, key):
 def test_verify_catches_a_wrong_value(tables_34, tmp_path):
     """A table with one DTM off by two (still a loss: locally plausible) fails the check."""
     copy_tables(tables_34, tmp_path, ["KvK", "KQvK"])
-    w, b = load_table(tmp_path / "KQvK", "KQvK")
+    w, b = load_table(tmp_path, "KQvK")
     x = int(np.flatnonzero((b & np.uint16(0xF000)) == DECIDED)[100])
     b[x] += 2
     parts = LocalPartitions("KQvK", tmp_path)
     parts.parts[0].val = [w, b]
-    write_table_manifest(tmp_path, "KQvK", parts.finish(tmp_path / "KQvK"))
+    orders = ((0, 1), (0, 1))
+    write_table_manifest(tmp_path, "KQvK", parts.finish(tmp_path / "KQvK", orders, DEFAULT_CODING), orders,
+                         DEFAULT_CODING)
     result = verify_table(tmp_path, "KQvK")
     assert not result.ok
     assert (1, x) in result.examples
@@ -71,7 +74,7 @@ def test_longest_mates_are_the_known_ones(tables_34):
     # Mate in 10 (KQK), 16 (KRK), 33 (KBNK) moves, and KQvKR's 35 moves for the queen.
     expected = {"KQvK": 19, "KRvK": 31, "KBNvK": 65, "KQvKR": 69}
     for key, plies in expected.items():
-        w, _ = load_table(tables_34 / key, key)
+        w, _ = load_table(tables_34, key)
         d = (w[(w != ILLEGAL) & ((w & np.uint16(0xF000)) == DECIDED)] & np.uint16(0xFFF)).astype(int)
         assert d[d % 2 == 1].max() == plies, key
 
@@ -93,9 +96,9 @@ def test_values_do_not_depend_on_partitioning(tables_34):
     parts = LocalPartitions(key, tables_34, 3)
     assert len(parts.parts) == 3
     run_passes(key, parts)
-    parts.finish(None)
+    parts.finish(None, (), DEFAULT_CODING)
     w, b = parts.values()
-    want = load_table(tables_34 / key, key)
+    want = load_table(tables_34, key)
     assert np.array_equal(w, want[0]) and np.array_equal(b, want[1])
 
 
@@ -122,14 +125,14 @@ def test_rerun_does_no_work(tables_34, tmp_path):
 
 def test_a_corrupted_shard_is_regenerated(tables_34, tmp_path):
     copy_tables(tables_34, tmp_path, ["KvK", "KRvK"])
-    shard = next((tmp_path / "KRvK").glob("b-*.parquet"))
+    shard = next((tmp_path / "KRvK").glob("side=b/0*.parquet"))
     data = bytearray(shard.read_bytes())
     data[len(data) // 2] ^= 0xFF
     shard.write_bytes(bytes(data))
     assert not table_complete(tmp_path / "KRvK", "KRvK")
     stats = generate_table(tmp_path, "KRvK")
     assert not stats.skipped
-    assert filecmp.cmp(shard, tables_34 / "KRvK" / shard.name, shallow=False)
+    assert filecmp.cmp(shard, tables_34 / shard.relative_to(tmp_path), shallow=False)
 
 
 def test_missing_subtable_is_a_clear_error(tmp_path):
@@ -146,12 +149,12 @@ def test_killed_run_resumes_to_identical_shards(tables_34, tmp_path):
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 300
-    while not (tmp_path / "KQvKR" / "manifest.json").exists() and time.time() < deadline:
+    while not (tmp_path / "KQvKR" / "side=b" / "manifest.parquet").exists() and time.time() < deadline:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert table_complete(tmp_path / "KQvKR", "KQvKR")
-    assert not (tmp_path / "KRvKR" / "manifest.json").exists()
+    assert not table_complete(tmp_path / "KRvKR", "KRvKR")
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "1 generated" in done.stderr

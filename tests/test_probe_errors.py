@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from tablebase.cli import main
+from tablebase.endgame.material import dependency_order
 from tablebase.probe import (BadFenError, CastlingRightsError, CorruptTableError, IllegalPositionError,
                              MissingTableError, PositionError, TooManyPiecesError, open_tablebase)
 
@@ -164,19 +165,21 @@ def test_closed_tablebase_finds_no_table(tables_34):
 
 @pytest.fixture
 def kqvkr_copy(tables_34, tmp_path):
-    shutil.copytree(tables_34 / "KQvKR", tmp_path / "KQvKR")
+    """KQvKR and the sub-tables its probes search."""
+    for key in dependency_order(["KQvKR"]):
+        shutil.copytree(tables_34 / key, tmp_path / key)
     return tmp_path
 
 
 def test_flipped_byte_in_the_data(kqvkr_copy):
-    shard = kqvkr_copy / "KQvKR" / "w-00000.parquet"
+    shard = kqvkr_copy / "KQvKR" / "side=w" / "00000.parquet"
     data = bytearray(shard.read_bytes())
     data[len(data) // 2] ^= 0x01
     shard.write_bytes(bytes(data))
     with open_tablebase(kqvkr_copy) as t:
         assert t.probe_wdl(KQVKR_BLACK) in (-1, 0, 1)  # the other side's shard is intact
         for _ in range(2):  # and stays refused: a failed check marks nothing verified
-            with pytest.raises(CorruptTableError, match="w-00000.parquet.*sha256"):
+            with pytest.raises(CorruptTableError, match="side=w/00000.parquet.*sha256"):
                 t.probe_wdl(KQVKR_WHITE)
         with pytest.raises(CorruptTableError):
             t.get_wdl(KQVKR_WHITE)  # corruption is never a default
@@ -185,30 +188,30 @@ def test_flipped_byte_in_the_data(kqvkr_copy):
 
 
 def test_flipped_byte_in_the_footer(kqvkr_copy):
-    shard = kqvkr_copy / "KQvKR" / "b-00000.parquet"
+    shard = kqvkr_copy / "KQvKR" / "side=b" / "00000.parquet"
     data = bytearray(shard.read_bytes())
     data[-20] ^= 0x40
     shard.write_bytes(bytes(data))
     with open_tablebase(kqvkr_copy) as t:
         # Refused when the table opens (unreadable footer, wrong metadata) or at the
         # shard's first read (sha256), depending on what the flipped bit hit.
-        with pytest.raises(CorruptTableError, match="b-00000.parquet"):
+        with pytest.raises(CorruptTableError, match="side=b/00000.parquet"):
             t.probe_wdl(KQVKR_BLACK)
 
 
 def test_truncated_shard(kqvkr_copy):
-    shard = kqvkr_copy / "KQvKR" / "b-00000.parquet"
+    shard = kqvkr_copy / "KQvKR" / "side=b" / "00000.parquet"
     data = shard.read_bytes()
     shard.write_bytes(data[: len(data) - 1000])
     with open_tablebase(kqvkr_copy) as t:
-        with pytest.raises(CorruptTableError, match="b-00000.parquet.*truncated"):
+        with pytest.raises(CorruptTableError, match="side=b/00000.parquet.*truncated"):
             t.probe_wdl(KQVKR_WHITE)  # the size is checked when the table opens
 
 
 def test_missing_shard(kqvkr_copy):
-    (kqvkr_copy / "KQvKR" / "w-00000.parquet").unlink()
+    (kqvkr_copy / "KQvKR" / "side=w" / "00000.parquet").unlink()
     with open_tablebase(kqvkr_copy) as t:
-        with pytest.raises(CorruptTableError, match="w-00000.parquet.*missing"):
+        with pytest.raises(CorruptTableError, match="side=w/00000.parquet.*missing"):
             t.probe_wdl(KQVKR_BLACK)
 
 

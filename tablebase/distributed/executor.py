@@ -19,11 +19,11 @@ from ray.exceptions import ActorDiedError, RayActorError, RayError
 
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
-from ..generate.pipeline import (PartitionLost, Progress, TableStats, generate_table, init_order, load_subtables,
-                                 skipped_stats)
+from ..generate.exact import load_subtables
+from ..generate.pipeline import PartitionLost, Progress, TableStats, generate_table, init_order, skipped_stats
 from ..generate.worker import SPLIT_ABOVE, GenerationError, Partition, partition_bounds, table_memory
 from ..store.checkpoint import StateFile, read_state, write_state
-from ..store.shards import ShardInfo, table_complete
+from ..store import Coding, ShardInfo, table_complete
 
 #: How often Ray restarts a dead partition actor.
 ACTOR_RESTARTS = 3
@@ -155,8 +155,11 @@ class RayPartitions:
     def load(self, folder: Path, states: list[StateFile]) -> None:
         self._get([a.load.remote(folder, s) for a, s in zip(self.actors, states)])
 
-    def finish(self, folder: Path | None) -> list[ShardInfo]:
-        return [i for part in self._get([a.finish.remote(folder) for a in self.actors]) for i in part]
+    def order_costs(self, sample: list[int], dont_care: str) -> list[dict]:
+        return self._get([a.order_costs.remote(sample, dont_care) for a in self.actors])
+
+    def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]:
+        return [i for part in self._get([a.finish.remote(folder, orders, coding) for a in self.actors]) for i in part]
 
     def close(self) -> None:
         """End the actors now, so that the next table has their memory."""

@@ -387,6 +387,24 @@ class IndexScheme:
         r = self.positions_per_king_pair
         return s * k * r, min((s + 1) * k, self.num_king_pairs) * r
 
+    @property
+    def group_radices(self) -> tuple[int, ...]:
+        """Placements of each group of identical pieces (a combination of 64 squares, or
+        of the 48 pawn squares), slowest first: the axes of a king pair's indices."""
+        d = self.desc
+        return tuple(int(BINOM[48 if d[D_GROUP + 4 * g + 2] else 64, d[D_GROUP + 4 * g + 1]])
+                     for g in range(int(d[D_NGROUPS])))
+
+    def slice_shape(self, s: int) -> tuple[int, ...]:
+        """Slice ``s``'s indices as a box: its king pairs, then :attr:`group_radices`
+        (index ``lo + i`` is the box's element ``i`` in C order).
+
+        >>> IndexScheme.of("KRvKP").slice_shape(0)
+        (226, 64, 48)
+        """
+        lo, hi = self.slice_range(s)
+        return ((hi - lo) // self.positions_per_king_pair, *self.group_radices)
+
     def slice_of(self, indices: np.ndarray) -> np.ndarray:
         return np.asarray(indices) // (self.king_pairs_per_slice * self.positions_per_king_pair)
 

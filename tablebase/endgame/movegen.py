@@ -280,11 +280,12 @@ def _king_move_index(desc, sq, kings, tmp, have):
 
 
 @njit(cache=True, inline="always")
-def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                     out_sub, out_stm, out_idx, k, out_ep, want_ep):
-    """:func:`successors` writing from position ``k`` of ``out_sub``/``out_stm``/``out_idx``
-    (``out_ep`` from 0, only if ``want_ep``); returns the new ``k``. Inlined into the loops
-    over indices: a call passes each array as seven words."""
+def _legality_masks(desc, sq, stm, occ):
+    """Legality of ``stm``'s moves by masks, computed once per position: its own pieces,
+    the squares the opponent attacks with ``stm``'s king lifted off the board (king
+    moves), the squares an evasion must reach (all when not in check, none in double
+    check: take or block the checker) and the pinned pieces (each may move only along
+    its line to the king)."""
     n = desc[D_N]
     them = 1 - stm
     king = sq[stm]
@@ -292,9 +293,6 @@ def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm
     for i in range(n):
         if desc[D_COLOUR + i] == stm:
             own |= SQ_BIT[sq[i]]
-    # Legality by masks, computed once: the squares the opponent attacks with our king
-    # lifted off the board (king moves), the checkers (evasions must take or block), and
-    # each pinned piece's line (it may move only along it).
     danger = np.uint64(0)
     checkers = 0
     evade = ALL
@@ -332,6 +330,77 @@ def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm
                 pinned |= between
     if checkers > 1:
         evade = np.uint64(0)
+    return own, danger, evade, pinned
+
+
+@njit(cache=True, inline="always")
+def _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                out_sub, out_stm, out_idx):
+    """The exits of :func:`_successors_into` alone (its captures and promotions, in its
+    order), from position 0 of the ``out_*`` arrays; returns how many. What a reader of
+    the shards needs to resolve a stored value (see :mod:`tablebase.generate.values`)."""
+    n = desc[D_N]
+    king = sq[stm]
+    own, danger, evade, pinned = _legality_masks(desc, sq, stm, occ)
+    k = 0
+    for i in range(n):
+        if desc[D_COLOUR + i] != stm:
+            continue
+        t = desc[D_TYPE + i]
+        frm = sq[i]
+        if t == PAWN:
+            allowed = evade & (LINE[king, frm] if SQ_BIT[frm] & pinned else ALL)
+            to = frm + (8 if stm == 0 else -8)
+            last = (to >> 3) == (7 if stm == 0 else 0)
+            exits = PAWN_ATTACK_MASK[stm, frm] & occ & ~own & allowed
+            if last and board[to] < 0:
+                exits |= SQ_BIT[to] & allowed
+            while exits:
+                to = _lsb(exits)
+                exits &= exits - np.uint64(1)
+                sq[i] = to
+                for promo in range(1 if last else 0, 5 if last else 1):
+                    out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, board[to], i if promo > 0 else -1,
+                                                               promo, exit_id, exit_flip, exit_perm, subdesc, tmp,
+                                                               sub_sq)
+                    k += 1
+                sq[i] = frm
+            continue
+        if t == KING:
+            caps = KING_MASK[frm] & ~own & ~danger & occ
+        else:
+            caps = _piece_targets(t, frm, occ) & ~own & evade & occ
+            if SQ_BIT[frm] & pinned:
+                caps &= LINE[king, frm]
+        while caps:
+            to = _lsb(caps)
+            caps &= caps - np.uint64(1)
+            sq[i] = to
+            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, board[to], -1, 0, exit_id, exit_flip,
+                                                       exit_perm, subdesc, tmp, sub_sq)
+            k += 1
+            sq[i] = frm
+    return k
+
+
+@leaf
+def exits(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq, out_sub, out_stm, out_idx):
+    """The captures and promotions of the side to move, as :func:`successors` gives them
+    (its moves whose sub-table id is >= 0); returns how many."""
+    return _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                       out_sub, out_stm, out_idx)
+
+
+@njit(cache=True, inline="always")
+def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                     out_sub, out_stm, out_idx, k, out_ep, want_ep):
+    """:func:`successors` writing from position ``k`` of ``out_sub``/``out_stm``/``out_idx``
+    (``out_ep`` from 0, only if ``want_ep``); returns the new ``k``. Inlined into the loops
+    over indices: a call passes each array as seven words."""
+    n = desc[D_N]
+    them = 1 - stm
+    king = sq[stm]
+    own, danger, evade, pinned = _legality_masks(desc, sq, stm, occ)
     # Quiet moves mostly change the index by arithmetic (see encode_after_move), done
     # here inline: a call per move with the arrays as arguments costs more than the move.
     pawnful = desc[D_PAWNFUL]

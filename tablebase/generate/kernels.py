@@ -1,26 +1,8 @@
 """Compiled kernels of the generation stages, each a pure function over one slice.
 
-Values live in one uint16 per position (this module owns that encoding):
-
-* ``DECIDED + d``: decided at ply ``d``; the side to move wins if ``d`` is odd (it mates
-  in ``d`` plies) and loses if ``d`` is even (``d = 0``: checkmated). This is Romano's
-  ``d_g`` for the winner ``g``.
-* ``1 .. MAX_WAYS``: not decided yet, and this many ways out are not known to lose: the
-  moves that stay in the table, to distinct successors, not yet known to win for the
-  opponent. At 0 the position is lost.
-* ``exit_loss_code(e) + c``: the same count ``c``, plus one for the captures and
-  promotions, which all lose, the slowest in ``e`` plies (``e`` is even): that way out
-  goes at ply ``e`` (:func:`settle_exits`). The ply lives in the value rather than in a
-  list, so it costs no memory.
-* ``CANT_LOSE``: not decided, with a drawing way out (a capture, a promotion, stalemate):
-  a draw unless a win is found.
-* ``TENT_WIN + e``: not decided, but a capture or promotion wins in ``e`` plies, so the
-  position is won in at most ``e``.
-* ``ILLEGAL``: not a legal position (or not a placement of the index).
-
-A finished table keeps only ``DECIDED + d``, ``DRAW`` and ``ILLEGAL``. One position costs 2
-bytes while it is generated: the positions decided at a ply are found again by their
-value, not kept in lists.
+Values live in one uint16 per position, 2 bytes in all: :mod:`tablebase.generate.values`
+owns that encoding. The positions decided at a ply are found again by their value, not
+kept in lists.
 """
 
 from __future__ import annotations
@@ -30,29 +12,10 @@ from numba import njit
 
 from ..endgame.board import ON_DIAGONAL, ON_LONG_DIAGONAL
 from ..endgame.index import D_N, D_PAWNFUL, decode, leaf
-from ..endgame.movegen import (MAX_MOVES, SQ_BIT, _predecessors_into, _successors_into, _walk_to, attacked,
-                               ep_exits, ep_predecessors, grow, setup_board, successors, unique_small)
-
-DRAW = np.uint16(0)
-DECIDED = np.uint16(0x1000)
-TENT_WIN = np.uint16(0x8000)
-ILLEGAL = np.uint16(0xFFFF)
-KIND_MASK = np.uint16(0xF000)
-DEPTH_MASK = np.uint16(0x0FFF)
-MAX_DEPTH = 0x0FFF
-CANT_LOSE = np.uint16(0x00FF)
-#: Most ways out a value counts (7 bits, so that a count fits beside an exit's ply).
-MAX_WAYS = 0x7F
-EXIT_LOSS = np.uint16(0x2000)
-#: Slowest losing exit a value holds: exit_loss_code(MAX_EXIT_LOSS) + MAX_WAYS is 0x7FFF.
-MAX_EXIT_LOSS = 382
-
-
-@njit(cache=True, inline="always")
-def exit_loss_code(e):
-    """Base of the values that count ways out plus a losing exit settled at (even) ply ``e``."""
-    return EXIT_LOSS + np.uint16(e << 6)
-
+from ..endgame.movegen import (MAX_MOVES, SQ_BIT, _exits_into, _predecessors_into, _successors_into, _walk_to,
+                               attacked, ep_exits, ep_predecessors, grow, setup_board, successors, unique_small)
+from .values import (CANT_LOSE, DECIDED, DEPTH_MASK, DRAW, EXIT_DECIDED, EXIT_LOSS, ILLEGAL, MAX_DEPTH,
+                     MAX_EXIT_LOSS, MAX_WAYS, TENT_WIN, exit_loss_code, is_decided, resolve)
 
 @njit(cache=True, inline="always")
 def _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m):
@@ -149,7 +112,7 @@ def ep_vertex_value(vq, q_has_moves, best_win, has_draw, worst_loss):
         if best_win <= MAX_DEPTH:
             return DECIDED | np.uint16(best_win)
         return DRAW if has_draw else DECIDED | np.uint16(worst_loss)
-    q_decided = vq != ILLEGAL and (vq & KIND_MASK) == DECIDED
+    q_decided = vq != ILLEGAL and is_decided(vq)
     dq = np.int64(vq & DEPTH_MASK)
     if q_decided and dq % 2 == 1:
         return DECIDED | np.uint16(min(dq, best_win))
@@ -216,7 +179,8 @@ def _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
         m = _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                              o_sub, o_stm, o_idx, 0, o_ep, True)
         if m == 0:
-            val[j] = DECIDED if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else CANT_LOSE
+            # A stalemate is a draw with no exit (CANT_LOSE says a capture or promotion draws).
+            val[j] = DECIDED if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else DRAW
             continue
         n_in = 0
         for k in range(m):
@@ -261,9 +225,10 @@ def _apply_one(other, j, ply, win):
     none left loses at ``ply``). Returns whether ``j`` is decided now."""
     v = other[j]
     if win:
-        if v == ILLEGAL or (v & KIND_MASK) == DECIDED:
+        if v == ILLEGAL or is_decided(v):
             return False
-        other[j] = DECIDED | np.uint16(ply)
+        # Marked where a capture or promotion wins as fast: its shards may leave it to the exits.
+        other[j] = (EXIT_DECIDED if v == TENT_WIN | np.uint16(ply) else DECIDED) | np.uint16(ply)
         return True
     if not (0 < v < CANT_LOSE or EXIT_LOSS <= v < TENT_WIN):  # decided, can't lose, wins, illegal
         return False
@@ -360,7 +325,7 @@ def settle_exits(val, ply):
         now = TENT_WIN | np.uint16(ply)
         for j in range(val.shape[0]):
             if val[j] == now:
-                val[j] = DECIDED | np.uint16(ply)
+                val[j] = EXIT_DECIDED | np.uint16(ply)
                 decided += 1
     else:
         base = exit_loss_code(ply)
@@ -368,20 +333,11 @@ def settle_exits(val, ply):
             v = val[j]
             if base <= v <= base + MAX_WAYS:
                 if v == base + 1:
-                    val[j] = DECIDED | np.uint16(ply)
+                    val[j] = EXIT_DECIDED | np.uint16(ply)
                     decided += 1
                 else:
                     val[j] = v - base - np.uint16(1)
     return decided
-
-
-@njit(cache=True)
-def finalize(val):
-    """Undecided positions are draws."""
-    for j in range(val.shape[0]):
-        v = val[j]
-        if v != ILLEGAL and (v & KIND_MASK) != DECIDED:
-            val[j] = DRAW
 
 
 @njit(cache=True)
@@ -479,22 +435,41 @@ def _verify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
     return nbad
 
 
-def to_wdl_dtm(val: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Final values to (wdl int8, dtm int16, legal bool), python-chess conventions."""
-    legal = val != ILLEGAL
-    d = (val & DEPTH_MASK).astype(np.int16)
-    decided = legal & ((val & KIND_MASK) == DECIDED)
-    win = decided & (d % 2 == 1)
-    loss = decided & (d % 2 == 0)
-    wdl = np.zeros(val.shape, dtype=np.int8)
-    wdl[win] = 1
-    wdl[loss] = -1
-    dtm = np.where(win, d, np.where(loss, -d, 0)).astype(np.int16)
-    return wdl, dtm, legal
+@njit(cache=True)
+def resolve_slice(desc, stm, lo, hi, stored, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, out):
+    """Exact codes of ``[lo, hi)`` (side to move ``stm``) into ``out``, from the shards'
+    codes ``stored`` (:func:`~tablebase.generate.values.exact_from_stored` of the
+    ``value`` column, index order): ILLEGAL where the index is no legal position, else
+    the better of the stored value and the best capture or promotion, whose values the
+    sub-tables ``subvals``/``suboff`` hold (exact). Returns how many exits reached a
+    position their sub-table marks illegal or a side not loaded (must be 0)."""
+    sq = np.empty(16, dtype=np.int64)
+    tmp = np.empty(16, dtype=np.int64)
+    sub_sq = np.empty(16, dtype=np.int64)
+    board = np.empty(64, dtype=np.int64)
+    o_sub = np.empty(MAX_MOVES, dtype=np.int64)
+    o_stm = np.empty(MAX_MOVES, dtype=np.int64)
+    o_idx = np.empty(MAX_MOVES, dtype=np.int64)
+    return _resolve_loop(desc, stm, lo, hi, stored, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, out,
+                         sq, tmp, sub_sq, board, o_sub, o_stm, o_idx)
 
 
-def from_wdl_dtm(wdl: np.ndarray, dtm: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`to_wdl_dtm`."""
-    val = np.where(wdl != 0, DECIDED + np.abs(dtm.astype(np.int32)), DRAW).astype(np.uint16)
-    val[~legal] = ILLEGAL
-    return val
+@leaf
+def _resolve_loop(desc, stm, lo, hi, stored, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, out,
+                  sq, tmp, sub_sq, board, o_sub, o_stm, o_idx):
+    bad_exits = 0
+    for x in range(lo, hi):
+        j = x - lo
+        occ = _walk_to(desc, x, x == lo, sq, board, tmp)
+        if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):
+            out[j] = ILLEGAL
+            continue
+        v = stored[j]
+        m = _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                        o_sub, o_stm, o_idx)
+        if m:
+            best_win, has_draw, worst_loss, bad = _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m)
+            bad_exits += bad
+            v = resolve(v, best_win, has_draw, worst_loss)
+        out[j] = v
+    return bad_exits

@@ -18,17 +18,17 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 import numpy as np
-import pyarrow as pa
 
 from .. import __version__
 from ..endgame.index import IndexScheme
-from ..endgame.material import Material, dependency_order
-from ..endgame.movegen import ExitMap
-from ..errors import MissingTableError
+from ..endgame.material import dependency_order
 from ..store.checkpoint import (Checkpoint, CorruptCheckpointError, StateFile, checkpoint_folder, read_checkpoint,
                                 read_state, remove_checkpoints, write_checkpoint, write_state)
-from ..store.shards import ShardInfo, TableManifest, load_side, read_manifest, table_complete, write_manifest
-from .worker import GenerationError, Partition, SubtableValues, partition_bounds, subtable_reads
+from ..store import (DEFAULT_CODING, Coding, ShardInfo, TableManifest, read_manifest, remove_other_format,
+                     table_complete, write_manifest)
+from ..store.layout import candidate_orders, natural_order, order_sample
+from .exact import load_subtables
+from .worker import GenerationError, Partition, partition_bounds, subtable_reads
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,9 @@ class Partitions(Protocol):
 
     def load(self, folder: Path, states: list[StateFile]) -> None: ...
 
-    def finish(self, folder: Path | None) -> list[ShardInfo]: ...
+    def order_costs(self, sample: list[int], dont_care: str) -> list[dict]: ...
+
+    def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]: ...
 
     def close(self) -> None: ...
 
@@ -116,14 +118,17 @@ class LocalPartitions:
         for p, state in zip(self.parts, states):
             p.restore(read_state(folder, state))
 
-    def finish(self, folder: Path | None) -> list[ShardInfo]:
-        return [info for p in self.parts for info in p.finish(folder)]
+    def order_costs(self, sample: list[int], dont_care: str) -> list[dict]:
+        return [p.order_costs(sample, dont_care) for p in self.parts]
+
+    def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]:
+        return [info for p in self.parts for info in p.finish(folder, orders, coding)]
 
     def close(self) -> None:
         pass
 
     def values(self) -> tuple[np.ndarray, np.ndarray]:
-        """Both sides' final values (after :meth:`finish`), for tests."""
+        """Both sides' exact final values (after :meth:`finish`), for tests."""
         out = [np.empty(self.parts[0].scheme.size, dtype=np.uint16) for _ in range(2)]
         for p in self.parts:
             lo, vals = p.values()
@@ -201,9 +206,22 @@ def run_passes(key: str, parts: Partitions, progress: Progress | None = None, *,
     return stats
 
 
+def choose_orders(key: str, parts: Partitions, coding: Coding) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The storage order of each side to move: the one whose rows compress best on the
+    sample slices (the same whichever partitions hold them), else the index's own."""
+    scheme = IndexScheme.of(key)
+    if coding.order == "natural":
+        return natural_order(scheme), natural_order(scheme)
+    totals: dict[tuple[int, tuple[int, ...]], int] = {}
+    for costs in parts.order_costs(order_sample(scheme), coding.dont_care):
+        for k, v in costs.items():
+            totals[k] = totals.get(k, 0) + v
+    return tuple(min(candidate_orders(scheme), key=lambda o: (totals[stm, o], o)) for stm in (0, 1))
+
+
 def solve_table(key: str, parts: Partitions, folder: Path | None = None, progress: Progress | None = None, *,
-                checkpoint_seconds: float | None = None,
-                max_restarts: int = MAX_RESTARTS) -> tuple[TableStats, list[ShardInfo]]:
+                checkpoint_seconds: float | None = None, coding: Coding = DEFAULT_CODING,
+                max_restarts: int = MAX_RESTARTS) -> tuple[TableStats, list[ShardInfo], tuple]:
     """:func:`run_passes`, then the shards into ``folder`` (when given). A lost partition
     rolls every partition back to the last checkpoint (or to init) and the table goes on:
     the passes are deterministic, so the shards are those of an undisturbed run.
@@ -214,7 +232,8 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
         try:
             stats = run_passes(key, parts, progress, checkpoints=checkpoints,
                                checkpoint_seconds=checkpoint_seconds if checkpoint_seconds is not None else math.inf)
-            infos = parts.finish(folder)
+            orders = choose_orders(key, parts, coding)
+            infos = parts.finish(folder, orders, coding)
             stats.worker_peak_bytes = max(parts.peak_memory())
         except PartitionLost as e:
             restarts += 1
@@ -225,23 +244,7 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
         stats.restarts = restarts
         if checkpoints is not None:
             remove_checkpoints(checkpoints)
-        return stats, infos
-
-
-def load_subtables(out: Path, key: str, stm: int) -> SubtableValues:
-    """Final values of the direct sub-tables of ``key``, from their complete tables under
-    ``out``: the sides that the exits of side to move ``stm`` reach."""
-    out = Path(out)
-    exits = ExitMap.of(Material.parse(key))
-    subs = exits.subtables
-    for sub in subs:
-        if not table_complete(out / sub.key, sub.key, hash_check=False):
-            raise MissingTableError(sub.key, f"sub-table {sub.key} of {key} is missing or incomplete in {out}; "
-                                             f"make it with: tablebase generate {sub.key} --out {out}")
-    values = SubtableValues.build([IndexScheme.of(sub.key).size for sub in subs], exits.sides_reached(stm),
-                                  lambda i, side, into: load_side(out / subs[i].key, subs[i].key, side, into=into))
-    pa.default_memory_pool().release_unused()  # Parquet's buffers: not needed again
-    return values
+        return stats, infos, orders
 
 
 def init_order(key: str) -> list[int]:
@@ -250,9 +253,11 @@ def init_order(key: str) -> list[int]:
     return [0, 1] if subtable_reads(key, 0) >= subtable_reads(key, 1) else [1, 0]
 
 
-def write_table_manifest(out: Path, key: str, infos: list[ShardInfo], config: dict | None = None) -> TableManifest:
+def write_table_manifest(out: Path, key: str, infos: list[ShardInfo], orders: tuple, coding: Coding,
+                         config: dict | None = None) -> TableManifest:
     manifest = TableManifest(material=key, index_size=IndexScheme.of(key).size,
                              shards=sorted(infos, key=lambda i: (i.side, i.start)),
+                             orders={"w": list(orders[0]), "b": list(orders[1])}, coding=coding.as_dict(),
                              generator=f"tablebase {__version__}", config=config or {})
     write_manifest(out / key, manifest)
     return manifest
@@ -274,23 +279,27 @@ def skipped_stats(out: Path, key: str) -> TableStats:
 
 def generate_table(out: Path, key: str, *, num_partitions: int = 1, progress: Progress | None = None,
                    config: dict | None = None, checkpoint_seconds: float | None = None,
+                   coding: Coding = DEFAULT_CODING,
                    make_partitions: Callable[[str, Path, int], Partitions] = LocalPartitions) -> TableStats:
     """Generate one table (its sub-tables must be complete under ``out``), by default in
     this process; ``make_partitions`` places the partitions elsewhere (Ray actors). With
     ``checkpoint_seconds``, a run resumes from the table's last checkpoint and writes one
-    at the end of a ply at most that often."""
+    at the end of a ply at most that often. A table of another format is replaced."""
     out = Path(out)
     if table_complete(out / key, key):
         return skipped_stats(out, key)
+    if remove_other_format(out / key):
+        log.info("%s: removed a table of an older format, to write it again", key)
     t0 = time.perf_counter()
     parts = make_partitions(key, out, num_partitions)
     try:
         where = parts.where()
-        stats, infos = solve_table(key, parts, out / key, progress, checkpoint_seconds=checkpoint_seconds)
+        stats, infos, orders = solve_table(key, parts, out / key, progress, checkpoint_seconds=checkpoint_seconds,
+                                           coding=coding)
     finally:
         parts.close()
     stats.partitions, stats.nodes = len(where), len({node for node, _ in where})
-    manifest = write_table_manifest(out, key, infos, config)
+    manifest = write_table_manifest(out, key, infos, orders, coding, config)
     return finish_stats(stats, manifest, t0)
 
 

@@ -18,9 +18,10 @@ import numpy as np
 
 from ..endgame.index import IndexScheme
 from ..endgame.movegen import ExitMap
-from ..store.shards import CorruptTableError, load_table
+from ..store import CorruptTableError
 from . import kernels as K
-from .pipeline import load_subtables
+from .exact import load_subtables, load_table
+from .values import ILLEGAL
 
 
 @dataclass
@@ -45,7 +46,7 @@ def verify_table(out: Path, key: str) -> VerifyResult:
     scheme = IndexScheme.of(key)
     e = ExitMap.of(scheme.material)
     try:
-        own = load_table(out / key, key)
+        own = load_table(out, key)
         for stm in (0, 1):
             subs = load_subtables(out, key, stm)  # the sides this side's exits reach
             for s in range(scheme.num_slices):
@@ -54,7 +55,7 @@ def verify_table(out: Path, key: str) -> VerifyResult:
                                      e.exit_flip, e.exit_perm, e.subdesc, subs.values, subs.offsets)
                 result.mismatches += len(bad)
                 result.examples += [(stm, lo + int(j)) for j in bad[:max(0, 5 - len(result.examples))]]
-            result.positions += int(np.count_nonzero(own[stm] != K.ILLEGAL))
+            result.positions += int(np.count_nonzero(own[stm] != ILLEGAL))
             del subs
     except (CorruptTableError, FileNotFoundError) as err:
         result.error = str(err)

@@ -24,8 +24,10 @@ from ..endgame.material import Material
 from ..endgame.movegen import ExitMap
 from ..errors import GenerationError  # noqa: F401  (raised here; re-exported for old imports)
 from ..store.checkpoint import CorruptCheckpointError
-from ..store.shards import ShardInfo, write_shard
+from ..store import Coding, ShardInfo, write_shard
+from ..store.layout import candidate_orders, order_cost
 from . import kernels as K
+from . import values as V
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ def table_memory(key: str, workers: int = 1) -> int:
 EXPAND_BUDGET = 1 << 22
 
 #: Version of :meth:`Partition.state`: a checkpoint of another version is not resumed.
-STATE_FORMAT = 3
+STATE_FORMAT = 4
 
 
 class Partition:
@@ -170,13 +172,13 @@ class Partition:
                                       "positions their sub-table marks illegal (or to a side not loaded)")
             if overflow:
                 raise GenerationError(f"{self.scheme.material}: {overflow} positions of slice {sl} (side {stm}) "
-                                      f"have more than {K.MAX_WAYS} ways out or a losing capture slower than "
-                                      f"{K.MAX_EXIT_LOSS} plies, more than a value holds")
+                                      f"have more than {V.MAX_WAYS} ways out or a losing capture slower than "
+                                      f"{V.MAX_EXIT_LOSS} plies, more than a value holds")
             plies = settles[:hi - lo]
             if plies.any():
                 self.exit_plies[stm, sl] = np.bincount(plies[plies > 0])
-            self.hits_prev[stm][sl - self.first] = np.count_nonzero(val == K.DECIDED)
-            legal += int(np.count_nonzero(val != K.ILLEGAL))
+            self.hits_prev[stm][sl - self.first] = np.count_nonzero(val == V.DECIDED)
+            legal += int(np.count_nonzero(val != V.ILLEGAL))
         if self._has_en_passant():
             self._init_en_passant(stm, subtables)
         self.inited[stm] = True
@@ -199,7 +201,7 @@ class Partition:
         self.ep[stm] = (q, p, win, draw, loss)
         # A winning capture makes the en-passant vertex won for the side to move in `win`
         # plies at most: its predecessor loses that way out then, unless q itself is won sooner.
-        has_win = win <= K.MAX_DEPTH
+        has_win = win <= V.MAX_DEPTH
         self._ep_schedule(stm, win[has_win], q[has_win], p[has_win], win[has_win])
         # A stalemated q is never decided: its vertex's value is the captures' alone.
         lost = ~q_moves & ~has_win & ~draw
@@ -216,20 +218,20 @@ class Partition:
         d = self.ply - 1
         if stm in self.ep:
             q, p, win, draw, loss = self.ep[stm]
-            hit = self.val[stm][q - self.lo] == K.DECIDED | np.uint16(d)
+            hit = (self.val[stm][q - self.lo] & V.UNMARKED) == V.DECIDED | np.uint16(d)
             if d % 2 == 0:  # q lost at d: the en-passant vertex is lost too unless a capture saves it
-                lost = hit & (win > K.MAX_DEPTH) & ~draw
+                lost = hit & (win > V.MAX_DEPTH) & ~draw
                 out.append(p[lost & (loss <= d)])
                 late = lost & (loss > d)
                 self._ep_schedule(stm, loss[late], q[late], p[late], np.full(int(late.sum()), -1))
             else:  # q won at d: so is the vertex, unless a capture won it sooner
-                out.append(p[hit & ((win > K.MAX_DEPTH) | (win >= d))])
+                out.append(p[hit & ((win > V.MAX_DEPTH) | (win >= d))])
         for side, q, p, threshold in self.ep_due.get(d, []):
             if side != stm:
                 continue
             v = self.val[stm][q - self.lo]
-            depth = (v & K.DEPTH_MASK).astype(np.int64)
-            won_sooner = ((v & K.KIND_MASK) == K.DECIDED) & (depth % 2 == 1) & (depth <= threshold)
+            depth = (v & V.DEPTH_MASK).astype(np.int64)
+            won_sooner = ((v & V.DECIDED_KIND) == V.DECIDED) & (depth % 2 == 1) & (depth <= threshold)
             out.append(p[~won_sooner])
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
@@ -246,7 +248,6 @@ class Partition:
         empty = np.zeros(0, dtype=np.int64)
         out = [[empty, empty] for _ in range(num_partitions)]
         budget = EXPAND_BUDGET
-        target = K.DECIDED | np.uint16(self.ply - 1)
         for stm in (0, 1):
             remote = []
             if not self.ep_expanded[stm] and (self.ep or self.ep_due):
@@ -262,7 +263,7 @@ class Partition:
                 if not hits[i]:
                     continue
                 lo, hi = self.scheme.slice_range(self.first + i)
-                frontier = np.flatnonzero(self.val[stm][lo - self.lo:hi - self.lo] == target) + lo
+                frontier = V.frontier_of(self.val[stm][lo - self.lo:hi - self.lo], self.ply - 1, lo)
                 budget -= len(frontier)
                 decided, away = K.retro_step(self.scheme.desc, stm, frontier, self.lo, self.hi, self.val[1 - stm],
                                              self.ply, self.first, self.span, self.hits[1 - stm])
@@ -338,24 +339,44 @@ class Partition:
         self.ep = {stm: arrays for stm, _, arrays in _unpack("ep", st)}
         for ply, stm, arrays in _unpack("ep_due", st):
             self.ep_due.setdefault(ply, []).append((stm, *arrays))
-        target = K.DECIDED | np.uint16(self.ply - 1)
         for stm in (0, 1):
             for sl in self.slices:
                 lo, hi = self.scheme.slice_range(sl)
-                self.hits_prev[stm][sl - self.first] = np.count_nonzero(self.val[stm][lo - self.lo:hi - self.lo]
-                                                                        == target)
+                self.hits_prev[stm][sl - self.first] = V.count_decided_at(self.val[stm][lo - self.lo:hi - self.lo],
+                                                                          self.ply - 1)
 
-    def finish(self, folder: Path | None) -> list[ShardInfo]:
-        """Turn undecided positions into draws; write one shard per (side, slice) when
-        ``folder`` is given."""
-        infos = []
+    def order_costs(self, sample: list[int], dont_care: str) -> dict[tuple[int, tuple[int, ...]], int]:
+        """For each side and storage order, the bytes of this partition's slices of
+        ``sample`` under the order-choosing proxy (:func:`~tablebase.store.layout.order_cost`)."""
+        self._finalize()
+        costs: dict[tuple[int, tuple[int, ...]], int] = {}
+        orders = candidate_orders(self.scheme)
+        for sl in sample:
+            if sl not in self.slices:
+                continue
+            lo, hi = self.scheme.slice_range(sl)
+            shape = self.scheme.slice_shape(sl)
+            for stm in (0, 1):
+                val = self.val[stm][lo - self.lo:hi - self.lo]
+                for order in orders:
+                    costs[stm, order] = costs.get((stm, order), 0) + order_cost(val, shape, order, dont_care)
+        return costs
+
+    def _finalize(self) -> None:
         for stm in (0, 1):
-            K.finalize(self.val[stm])
-            if folder is not None:
+            V.finalize(self.val[stm])
+
+    def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]:
+        """Turn undecided positions into draws; write one shard per (side, slice), side
+        ``stm`` in ``orders[stm]``, when ``folder`` is given."""
+        self._finalize()
+        infos = []
+        if folder is not None:
+            for stm in (0, 1):
                 for sl in self.slices:
                     lo, hi = self.scheme.slice_range(sl)
-                    infos.append(write_shard(folder, self.scheme.material.key, stm, sl, lo,
-                                             self.val[stm][lo - self.lo:hi - self.lo]))
+                    infos.append(write_shard(folder, self.scheme.material.key, stm, sl,
+                                             self.val[stm][lo - self.lo:hi - self.lo], orders[stm], coding))
         return infos
 
     def peak_memory(self) -> int:
@@ -363,8 +384,8 @@ class Partition:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     def values(self) -> tuple[int, list[np.ndarray]]:
-        """The first index and the values of both sides to move."""
-        return self.lo, self.val
+        """The first index and the exact values of both sides to move (after :meth:`finish`)."""
+        return self.lo, [V.plain(v) for v in self.val]
 
 
 def _pack(name: str, entries: list[tuple[int, int, tuple[np.ndarray, ...]]]) -> dict[str, np.ndarray]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .shards import _atomic_write_bytes, _sha256
+from .files import atomic_write_bytes, sha256_of
 
 CHECKPOINT_DIR = ".checkpoint"
 
@@ -59,12 +59,12 @@ def write_state(folder: Path, part: int, ply: int, state: dict[str, np.ndarray])
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, folder / name)
-    return StateFile(name, _sha256(folder / name))
+    return StateFile(name, sha256_of(folder / name))
 
 
 def read_state(folder: Path, state: StateFile) -> dict[str, np.ndarray]:
     path = Path(folder) / state.file
-    if not path.is_file() or _sha256(path) != state.sha256:
+    if not path.is_file() or sha256_of(path) != state.sha256:
         raise CorruptCheckpointError(f"checkpoint state {path} is missing or does not match its sha256")
     with np.load(path, allow_pickle=False) as data:
         return {k: data[k] for k in data.files}
@@ -73,7 +73,7 @@ def read_state(folder: Path, state: StateFile) -> dict[str, np.ndarray]:
 def write_checkpoint(folder: Path, checkpoint: Checkpoint) -> None:
     """Record ``checkpoint`` as the one to resume from, then drop older state files."""
     folder = Path(folder)
-    _atomic_write_bytes(folder / "checkpoint.json", json.dumps(asdict(checkpoint), indent=1).encode())
+    atomic_write_bytes(folder / "checkpoint.json", json.dumps(asdict(checkpoint), indent=1).encode())
     keep = {s.file for s in checkpoint.states}
     for path in folder.glob("part-*.npz"):
         if path.name not in keep:

@@ -1,150 +1,103 @@
-"""Shard files and the manifest.
+"""Shard files: writing them, and reading them back with every check in one place.
 
-Each shard holds one contiguous index range of one side to move: row ``i`` is index
-``start + i``, so a probe reaches its row in O(1). Columns (python-chess conventions, from
-the side to move): ``wdl`` int8 (+1 win, 0 draw, -1 loss) and ``dtm`` int16 (plies, signed;
-0 for draws and for a mated side); both null where the index is no legal position.
+A shard holds one slice of one side to move (``side=w/00003.parquet``), its rows in the
+side's storage order (:mod:`tablebase.store.layout`), with two columns: ``index`` (the
+row's index, int64) and ``value`` (int16, :mod:`tablebase.generate.values`): ``sign`` is
+the wdl; ``value`` plies to mate for a win, ``-value - 1`` for a loss. Rows of indices
+that are no legal position, and of positions whose value a capture or promotion gives,
+hold a don't-care value (see there): readers resolve them.
+
+Every read goes through :class:`TableReader`, which checks a table once: manifests
+(format, material, index scheme and size, coverage of the index range), each shard's
+size, footer (material, side, range, order, schema, equal row groups) and, before the
+first read of its values, its sha256.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-from dataclasses import asdict, dataclass, field
+import bisect
+import threading
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import CorruptTableError  # noqa: F401  (raised here; re-exported for old imports)
-from ..generate.kernels import from_wdl_dtm, to_wdl_dtm
-
-FORMAT_VERSION = 1
-INDEX_SCHEME = "kk-combination-v1"
-SCHEMA = pa.schema([("wdl", pa.int8()), ("dtm", pa.int16())])
-#: Rows per row group: small enough that a point probe decodes little.
-ROW_GROUP_ROWS = 1 << 15
-SIDES = "wb"
+from ..endgame.index import IndexScheme
+from ..generate.values import exact_from_stored, plain, to_wdl_dtm
+from .files import publish, sha256_of, temporary_name
+from .layout import from_storage, stored_rows, to_storage
+from .manifest import (FORMAT_VERSION, INDEX_SCHEME, SCHEMA, SIDES, CorruptTableError, ShardInfo, TableManifest,
+                       format_error, read_manifest, side_folder)
 
 
 @dataclass(frozen=True)
-class ShardInfo:
-    file: str
-    side: str
-    start: int
-    stop: int
-    rows: int
-    bytes: int
-    sha256: str
-    wins: int
-    draws: int
-    losses: int
-    longest_dtm: int
+class Coding:
+    """How shards are written: the choices ``benchmarks/storage.py`` measures. The
+    defaults are what it found smallest at the generation and probe speed we keep."""
+
+    #: "exits": illegal rows and rows a capture or promotion decides hold don't-care
+    #: values; "illegal": only illegal rows; "none": every row its own value.
+    dont_care: str = "exits"
+    #: "best": each side in the axis order that compresses best on sample slices;
+    #: "natural": the index's own order.
+    order: str = "best"
+    row_group_rows: int = 1 << 15
+    zstd_level: int = 10
+    #: Parquet encoding of the value column: the byte streams split, zstd then sees the
+    #: low bytes alone, byte-aligned (bit-packed dictionary indices straddle bytes).
+    encoding: str = "BYTE_STREAM_SPLIT"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
 
 
-@dataclass
-class TableManifest:
-    material: str
-    index_size: int
-    shards: list[ShardInfo]
-    format_version: int = FORMAT_VERSION
-    index_scheme: str = INDEX_SCHEME
-    generator: str = ""
-    config: dict = field(default_factory=dict)
-
-    def counts(self) -> dict[str, dict[str, int]]:
-        out = {}
-        for side in SIDES:
-            shards = [s for s in self.shards if s.side == side]
-            out[side] = {"wins": sum(s.wins for s in shards), "draws": sum(s.draws for s in shards),
-                         "losses": sum(s.losses for s in shards)}
-        return out
-
-    @property
-    def longest_dtm(self) -> int:
-        return max((s.longest_dtm for s in self.shards), default=0)
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(s.bytes for s in self.shards)
-
-    def to_json(self) -> str:
-        d = asdict(self)
-        d["counts"] = self.counts()
-        d["longest_dtm"] = self.longest_dtm
-        return json.dumps(d, indent=1, sort_keys=True) + "\n"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+DEFAULT_CODING = Coding()
 
 
 def shard_file_name(side: int, slice_id: int) -> str:
-    return f"{SIDES[side]}-{slice_id:05d}.parquet"
+    return f"{side_folder(SIDES[side])}/{slice_id:05d}.parquet"
 
 
-def write_shard(folder: Path, material: str, side: int, slice_id: int, start: int, val: np.ndarray) -> ShardInfo:
-    """Write the final values ``val`` of indices ``[start, start + len(val))`` atomically."""
+def _footer(material: str, side: str, slice_id: int, start: int, stop: int, order) -> dict[str, str]:
+    return {"tablebase.material": material, "tablebase.side": side, "tablebase.slice": str(slice_id),
+            "tablebase.start": str(start), "tablebase.stop": str(stop),
+            "tablebase.format_version": str(FORMAT_VERSION), "tablebase.index_scheme": INDEX_SCHEME,
+            "tablebase.order": ",".join(map(str, order))}
+
+
+def write_shard(folder: Path, material: str, side: int, slice_id: int, val: np.ndarray,
+                order: tuple[int, ...], coding: Coding = DEFAULT_CODING) -> ShardInfo:
+    """Write the finished values ``val`` (exit marks kept, index order) of one slice
+    atomically, its rows in ``order``."""
+    scheme = IndexScheme.of(material)
+    start, stop = scheme.slice_range(slice_id)
+    shape = scheme.slice_shape(slice_id)
+    if len(val) != stop - start:
+        raise ValueError(f"{material}: slice {slice_id} has {stop - start} indices, not {len(val)}")
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     name = shard_file_name(side, slice_id)
-    wdl, dtm, legal = to_wdl_dtm(val)
-    mask = ~legal
-    table = pa.table({"wdl": pa.array(wdl, mask=mask), "dtm": pa.array(dtm, mask=mask)}, schema=SCHEMA)
-    table = table.replace_schema_metadata({
-        "tablebase.material": material, "tablebase.side": SIDES[side], "tablebase.start": str(start),
-        "tablebase.stop": str(start + len(val)), "tablebase.format_version": str(FORMAT_VERSION),
-        "tablebase.index_scheme": INDEX_SCHEME})
-    tmp = folder / f".{name}.tmp{os.getpid()}"
-    pq.write_table(table, tmp, compression="zstd", use_dictionary=True, row_group_size=ROW_GROUP_ROWS,
-                   write_statistics=False)
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, folder / name)
-    decided_dtm = dtm[legal]
-    return ShardInfo(file=name, side=SIDES[side], start=start, stop=start + len(val), rows=len(val),
-                     bytes=(folder / name).stat().st_size, sha256=_sha256(folder / name),
-                     wins=int((wdl[legal] > 0).sum()), draws=int((wdl[legal] == 0).sum()),
-                     losses=int((wdl[legal] < 0).sum()),
-                     longest_dtm=int(np.abs(decided_dtm).max()) if decided_dtm.size else 0)
-
-
-def write_manifest(folder: Path, manifest: TableManifest) -> None:
-    """Write ``manifest.json`` last: its presence marks the table complete."""
-    _atomic_write_bytes(Path(folder) / "manifest.json", manifest.to_json().encode())
-
-
-def read_manifest(folder: Path) -> TableManifest | None:
-    """The manifest of a table folder, None if there is none; CorruptTableError if unreadable."""
-    path = Path(folder) / "manifest.json"
-    if not path.exists():
-        return None
-    try:
-        d = json.loads(path.read_text())
-        d.pop("counts", None)
-        d.pop("longest_dtm", None)
-        d["shards"] = [ShardInfo(**s) for s in d["shards"]]
-        manifest = TableManifest(**d)
-    except (ValueError, TypeError, KeyError) as e:
-        raise CorruptTableError(f"{path}: unreadable manifest ({e})") from e
-    if manifest.format_version != FORMAT_VERSION:
-        raise CorruptTableError(f"{path}: format version {manifest.format_version}, this reader knows {FORMAT_VERSION}")
-    return manifest
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = stored_rows(val, shape, order, coding.dont_care)
+    index = to_storage(np.arange(start, stop, dtype=np.int64), shape, order)
+    table = pa.table({"index": index, "value": value}, schema=SCHEMA).replace_schema_metadata(
+        _footer(material, SIDES[side], slice_id, start, stop, order))
+    dictionary = coding.encoding == "RLE_DICTIONARY"
+    encodings = {"index": "DELTA_BINARY_PACKED"}
+    if not dictionary:
+        encodings["value"] = coding.encoding
+    tmp = temporary_name(path)
+    pq.write_table(table, tmp, compression="zstd", compression_level=coding.zstd_level,
+                   use_dictionary=["value"] if dictionary else False, column_encoding=encodings,
+                   row_group_size=coding.row_group_rows, write_statistics=False)
+    publish(tmp, path)
+    wdl, dtm, legal = to_wdl_dtm(plain(val))
+    return ShardInfo(file=name, side=SIDES[side], slice=slice_id, start=start, stop=stop, rows=stop - start,
+                     bytes=path.stat().st_size, sha256=sha256_of(path), wins=int(np.count_nonzero(wdl > 0)),
+                     draws=int(np.count_nonzero((wdl == 0) & legal)), losses=int(np.count_nonzero(wdl < 0)),
+                     longest_dtm=int(np.abs(dtm).max()) if len(dtm) else 0)
 
 
 def check_shard(folder: Path, info: ShardInfo, *, hash_check: bool = True) -> None:
@@ -155,12 +108,13 @@ def check_shard(folder: Path, info: ShardInfo, *, hash_check: bool = True) -> No
     size = path.stat().st_size
     if size != info.bytes:
         raise CorruptTableError(f"{path}: {size} bytes, the manifest says {info.bytes} (truncated or replaced)")
-    if hash_check and _sha256(path) != info.sha256:
+    if hash_check and sha256_of(path) != info.sha256:
         raise CorruptTableError(f"{path}: sha256 does not match the manifest (corrupted bytes)")
 
 
 def table_complete(folder: Path, material: str, *, hash_check: bool = True) -> bool:
-    """Whether ``folder`` holds a complete, checksum-valid table of ``material``."""
+    """Whether ``folder`` holds a complete, checksum-valid table of ``material`` in this
+    format (a table of another format is not complete: it is to be regenerated)."""
     try:
         manifest = read_manifest(folder)
         if manifest is None or manifest.material != material:
@@ -172,55 +126,153 @@ def table_complete(folder: Path, material: str, *, hash_check: bool = True) -> b
     return True
 
 
-def read_shard_values(folder: Path, info: ShardInfo, material: str, *, hash_check: bool = True) -> np.ndarray:
-    """Final values (uint16, see generate.kernels) of one shard, after checking it."""
-    check_shard(folder, info, hash_check=hash_check)
-    path = Path(folder) / info.file
-    try:
-        pf = pq.ParquetFile(path)
-        meta = pf.schema_arrow.metadata or {}
-        expected = {b"tablebase.material": material.encode(), b"tablebase.side": info.side.encode(),
-                    b"tablebase.start": str(info.start).encode(), b"tablebase.stop": str(info.stop).encode()}
+def remove_other_format(folder: Path) -> bool:
+    """Remove the files of a table of format 1 from ``folder`` (so that it can be written
+    again in this format); whether there were any."""
+    folder = Path(folder)
+    old = [p for p in (folder / "manifest.json", *folder.glob("[wb]-*.parquet")) if p.exists()]
+    for path in old:
+        path.unlink()
+    return bool(old)
+
+
+class ShardReader:
+    """One shard: its footer checked on opening, its sha256 before its first read. Its
+    blocks (the unit a probe decodes) are its row groups."""
+
+    def __init__(self, folder: Path, material: str, info: ShardInfo, order: tuple[int, ...], block_rows: int, *,
+                 hash_check: bool = True):
+        self.folder, self.info, self.order = folder, info, order
+        self.block_rows = block_rows
+        self.path = folder / info.file
+        check_shard(folder, info, hash_check=False)
+        try:
+            self.file = pq.ParquetFile(self.path, memory_map=True)
+        except (OSError, pa.ArrowException) as e:
+            raise CorruptTableError(f"{self.path}: unreadable Parquet footer ({e})") from e
+        try:
+            self._check_footer(material)
+        except BaseException:
+            self.file.close()
+            raise
+        self._lock = threading.Lock()
+        self._verified = not hash_check
+
+    def _check_footer(self, material: str) -> None:
+        """Raise CorruptTableError unless the footer describes this shard."""
+        info = self.info
+        try:
+            meta = self.file.schema_arrow.metadata or {}
+            schema = self.file.schema_arrow.remove_metadata()
+            num_rows = self.file.metadata.num_rows
+            rg_rows = [self.file.metadata.row_group(i).num_rows for i in range(self.file.num_row_groups)]
+        except (OSError, pa.ArrowException) as e:
+            raise CorruptTableError(f"{self.path}: unreadable Parquet footer ({e})") from e
+        found_format = meta.get(b"tablebase.format_version", b"").decode(errors="replace")
+        if found_format != str(FORMAT_VERSION):
+            raise format_error(self.folder, found_format or "unknown")
+        expected = _footer(material, info.side, info.slice, info.start, info.stop, self.order)
         for k, v in expected.items():
-            if meta.get(k) != v:
-                raise CorruptTableError(f"{path}: footer says {k.decode()}={meta.get(k)!r}, expected {v.decode()!r}")
-        table = pf.read()
-    except (OSError, pa.ArrowException) as e:
-        raise CorruptTableError(f"{path}: unreadable Parquet ({e})") from e
-    if table.num_rows != info.rows:
-        raise CorruptTableError(f"{path}: {table.num_rows} rows, the manifest says {info.rows}")
-    wdl = table.column("wdl")
-    legal = wdl.is_valid().to_numpy(zero_copy_only=False)
-    wdl = wdl.fill_null(0).to_numpy()
-    dtm = table.column("dtm").fill_null(0).to_numpy()
-    return from_wdl_dtm(wdl, dtm, legal)
+            found = meta.get(k.encode(), b"").decode(errors="replace")
+            if found != v:
+                raise CorruptTableError(f"{self.path}: footer says {k.split('.')[1]}={found!r}, the manifest {v!r}")
+        if not schema.equals(SCHEMA):
+            raise CorruptTableError(f"{self.path}: columns {schema}, expected index int64, value int16")
+        if num_rows != info.rows or info.rows != info.stop - info.start:
+            raise CorruptTableError(f"{self.path}: {num_rows} rows, the manifest says {info.rows}")
+        # Row groups of the table's size (the last may be shorter) make a row's block a division.
+        if not rg_rows or any(r != self.block_rows for r in rg_rows[:-1]) or rg_rows[-1] > self.block_rows:
+            raise CorruptTableError(f"{self.path}: row groups of sizes {rg_rows[:3]}...{rg_rows[-1:]}, "
+                                    f"expected {self.block_rows} rows each")
+
+    def _read(self, read):
+        with self._lock:  # a ParquetFile is not safe for concurrent reads
+            if not self._verified:
+                check_shard(self.folder, self.info, hash_check=True)
+                self._verified = True
+            try:
+                table = read()
+            except (OSError, pa.ArrowException) as e:
+                raise CorruptTableError(f"{self.path}: unreadable Parquet ({e})") from e
+        column = table.column(0)
+        if column.null_count:
+            raise CorruptTableError(f"{self.path}: null values")
+        return column.to_numpy()
+
+    def read_block(self, block: int) -> np.ndarray:
+        """The stored values (int16, storage order) of one row group."""
+        return self._read(lambda: self.file.read_row_group(block, columns=["value"]))
+
+    def read_all(self) -> np.ndarray:
+        """The stored values (int16, storage order) of the whole shard."""
+        return self._read(lambda: self.file.read(columns=["value"]))
+
+    def close(self) -> None:
+        self.file.close()
 
 
-def load_side(folder: Path, material: str, side: int, *, hash_check: bool = True,
-              into: np.ndarray | None = None) -> np.ndarray:
-    """Final values (uint16) of one side to move (0: White) of a complete table, written
-    into the array ``into`` when given (so that a caller that gathers tables holds no
-    second copy)."""
-    manifest = read_manifest(folder)
-    if manifest is None:
-        raise FileNotFoundError(f"{folder}: no manifest.json: table {material} is missing or incomplete")
-    if manifest.material != material:
-        raise CorruptTableError(f"{folder}: manifest is for {manifest.material}, not {material}")
-    if into is not None and len(into) != manifest.index_size:
-        raise ValueError(f"{material}: {manifest.index_size} values per side, room for {len(into)}")
-    val = np.full(manifest.index_size, 0xFFFF, dtype=np.uint16) if into is None else into
-    covered = 0
-    for info in manifest.shards:
-        if info.side == SIDES[side]:
-            val[info.start:info.stop] = read_shard_values(folder, info, material, hash_check=hash_check)
-            covered += info.rows
-    if covered != manifest.index_size:
-        raise CorruptTableError(f"{folder}: shards of side {SIDES[side]} cover {covered} of "
-                                f"{manifest.index_size} indices")
-    return val
+class TableReader:
+    """A complete table's shards by side to move and slice, checked (see the module;
+    ``hash_check=False`` skips the sha256s)."""
 
+    def __init__(self, folder: Path, material: str, *, hash_check: bool = True):
+        folder = Path(folder)
+        manifest = read_manifest(folder)
+        if manifest is None:
+            raise FileNotFoundError(f"{folder}: no manifests: table {material} is missing or incomplete")
+        if manifest.material != material:
+            raise CorruptTableError(f"{folder}: manifest is for {manifest.material}, not {material}")
+        self.material, self.manifest = material, manifest
+        self.scheme = scheme = IndexScheme.of(material)
+        if manifest.index_size != scheme.size or manifest.index_scheme != INDEX_SCHEME:
+            raise CorruptTableError(f"{folder}: manifest index {manifest.index_scheme} of size {manifest.index_size}, "
+                                    f"this reader's is {INDEX_SCHEME} of size {scheme.size}")
+        self.orders = tuple(tuple(manifest.orders.get(side, ())) for side in SIDES)
+        self.block_rows = manifest.coding.get("row_group_rows", 0)
+        if not isinstance(self.block_rows, int) or self.block_rows < 1:
+            raise CorruptTableError(f"{folder}: manifest gives row groups of {self.block_rows!r} rows")
+        for side, order in zip(SIDES, self.orders):
+            if sorted(order) != list(range(1 + len(scheme.group_radices))):
+                raise CorruptTableError(f"{folder}: storage order {list(order)} of side {side} is no order of the "
+                                        f"{1 + len(scheme.group_radices)} axes")
+        self.shards: tuple[list[ShardReader], list[ShardReader]] = ([], [])
+        try:
+            for info in sorted(manifest.shards, key=lambda s: s.start):
+                if info.side not in SIDES:
+                    raise CorruptTableError(f"{folder}: shard {info.file} has side {info.side!r}")
+                stm = SIDES.index(info.side)
+                side = self.shards[stm]
+                if (info.slice != len(side) or info.slice >= scheme.num_slices
+                        or (info.start, info.stop) != scheme.slice_range(info.slice)):
+                    raise CorruptTableError(f"{folder}: shard {info.file} holds [{info.start}, {info.stop}), "
+                                            f"not slice {len(side)}'s range: a gap or an overlap")
+                side.append(ShardReader(folder, material, info, self.orders[stm], self.block_rows,
+                                        hash_check=hash_check))
+            for side, shards in zip(SIDES, self.shards):
+                if len(shards) != scheme.num_slices:
+                    raise CorruptTableError(f"{folder}: {len(shards)} shards of side {side}, the index has "
+                                            f"{scheme.num_slices} slices")
+        except BaseException:
+            self.close()
+            raise
+        self.starts = tuple([s.info.start for s in shards] for shards in self.shards)
 
-def load_table(folder: Path, material: str, *, hash_check: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Final values of a complete table, one uint16 array per side to move (White, Black)."""
-    return (load_side(folder, material, 0, hash_check=hash_check),
-            load_side(folder, material, 1, hash_check=hash_check))
+    def shard_of(self, stm: int, idx: int) -> ShardReader:
+        return self.shards[stm][bisect.bisect_right(self.starts[stm], idx) - 1]
+
+    def stored_slice(self, stm: int, slice_id: int) -> np.ndarray:
+        """A slice's stored values as exact codes (what each row reads as, before its
+        exits are consulted), in index order."""
+        rows = self.shards[stm][slice_id].read_all()
+        return exact_from_stored(from_storage(rows, self.scheme.slice_shape(slice_id), self.orders[stm]))
+
+    def close(self) -> None:
+        for shards in self.shards:
+            for shard in shards:
+                shard.close()
+
+    def __enter__(self) -> "TableReader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,83 @@
+"""Exact values of complete tables, read back from their shards.
+
+A shard's don't-care rows read as lower bounds (see :mod:`tablebase.generate.values`): a
+position's exact value is the better of its row and its best capture or promotion, which
+the sub-tables hold. So loading one side of a table loads, exactly and first, the sides
+of its sub-tables that this side's exits reach, recursively; each is loaded once per call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ..endgame.index import IndexScheme
+from ..endgame.material import Material
+from ..endgame.movegen import ExitMap
+from ..errors import MissingTableError
+from ..store import CorruptTableError, TableReader, table_complete
+from . import kernels as K
+from .worker import SubtableValues
+
+Memo = dict[tuple[str, int], np.ndarray]
+
+
+def load_side(out: Path, key: str, side: int, *, into: np.ndarray | None = None, hash_check: bool = True,
+              memo: Memo | None = None) -> np.ndarray:
+    """Exact codes of one side to move (0: White) of the complete table ``key`` under the
+    tables folder ``out``, written into ``into`` when given (a caller that gathers tables
+    then holds no second copy). ``memo`` shares sub-tables between calls."""
+    out = Path(out)
+    memo = {} if memo is None else memo
+    size = IndexScheme.of(key).size
+    if into is not None and len(into) != size:
+        raise ValueError(f"{key}: {size} values per side, room for {len(into)}")
+    known = memo.get((key, side))
+    if known is not None:
+        if into is None:
+            return known
+        into[:] = known
+        return into
+    val = np.empty(size, dtype=np.uint16) if into is None else into
+    with TableReader(out / key, key, hash_check=hash_check) as reader:
+        scheme = reader.scheme
+        subs = _exact_subtables(out, key, side, memo, hash_check)
+        e = ExitMap.of(scheme.material)
+        for sl in range(scheme.num_slices):
+            lo, hi = scheme.slice_range(sl)
+            bad = K.resolve_slice(scheme.desc, side, lo, hi, reader.stored_slice(side, sl), e.exit_id, e.exit_flip,
+                                  e.exit_perm, e.subdesc, subs.values, subs.offsets, val[lo:hi])
+            if bad:
+                raise CorruptTableError(f"{out / key}: {bad} captures or promotions of slice {sl} lead to positions "
+                                        "their sub-tables mark illegal (a sub-table was replaced?)")
+    pa.default_memory_pool().release_unused()  # Parquet's buffers: not needed again
+    if into is None:
+        memo[key, side] = val
+    return val
+
+
+def _exact_subtables(out: Path, key: str, side: int, memo: Memo, hash_check: bool) -> SubtableValues:
+    exits = ExitMap.of(Material.parse(key))
+    subs = exits.subtables
+    for sub in subs:
+        if not table_complete(out / sub.key, sub.key, hash_check=False):
+            raise MissingTableError(sub.key, f"sub-table {sub.key} of {key} is missing or incomplete in {out}; "
+                                             f"make it with: tablebase generate {sub.key} --out {out}")
+    return SubtableValues.build([IndexScheme.of(sub.key).size for sub in subs], exits.sides_reached(side),
+                                lambda i, s, into: load_side(out, subs[i].key, s, into=into, hash_check=hash_check,
+                                                             memo=memo))
+
+
+def load_table(out: Path, key: str, *, hash_check: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Exact codes of a complete table, one uint16 array per side to move (White, Black)."""
+    memo: Memo = {}
+    return (load_side(out, key, 0, hash_check=hash_check, memo=memo),
+            load_side(out, key, 1, hash_check=hash_check, memo=memo))
+
+
+def load_subtables(out: Path, key: str, stm: int) -> SubtableValues:
+    """Exact values of the direct sub-tables of ``key`` under ``out``: the sides that the
+    exits of side to move ``stm`` reach (what init reads)."""
+    return _exact_subtables(Path(out), key, stm, {}, True)

@@ -1,0 +1,245 @@
+"""Value codes: the one module that owns what a position's value looks like, while a table
+is generated (uint16 codes), in the shards (int16 ``value`` column) and to users (``wdl``
+and ``dtm``, python-chess conventions).
+
+**In generation**, one uint16 per position:
+
+* ``DECIDED + d``: decided at ply ``d``; the side to move wins if ``d`` is odd (it mates
+  in ``d`` plies) and loses if ``d`` is even (``d = 0``: checkmated). This is Romano's
+  ``d_g`` for the winner ``g``. ``EXIT_DECIDED + d`` is the same value, reached where a
+  capture or promotion (an *exit*) achieves it: its shards may leave it to a probe of
+  the exits (see below). :func:`is_decided` and :func:`depth` read both.
+* ``1 .. MAX_WAYS``: not decided yet, and this many ways out are not known to lose: the
+  moves that stay in the table, to distinct successors, not yet known to win for the
+  opponent. At 0 the position is lost.
+* ``exit_loss_code(e) + c``: the same count ``c``, plus one for the captures and
+  promotions, which all lose, the slowest in ``e`` plies (``e`` is even): that way out
+  goes at ply ``e``. The ply lives in the value rather than in a list.
+* ``CANT_LOSE``: not decided, with a drawing exit: a draw unless a win is found
+  (finished as ``EXIT_DRAW``). A stalemate is ``DRAW`` from the start: it has no exit.
+* ``TENT_WIN + e``: not decided, but an exit wins in ``e`` plies.
+* ``ILLEGAL``: not a legal position (or not a placement of the index).
+
+Finished, a table holds ``DECIDED``/``EXIT_DECIDED + d``, ``DRAW``, ``EXIT_DRAW`` and
+``ILLEGAL``; :func:`plain` drops the exit marks, giving the *exact* codes (``DECIDED + d``,
+``DRAW``, ``ILLEGAL``) that sub-tables, ``verify`` and the probes work with.
+
+**In the shards** (:func:`stored_coding`), the ``value`` column is int16, from the side to
+move: ``0`` draw, ``+d`` a win in ``d`` plies (``d`` odd), ``-(d + 1)`` a loss in ``d``
+plies (``d`` even: ``-1`` is checkmated, ``-3`` mated in 2). So ``sign(value)`` is the wdl
+and every decided value is odd. Two kinds of rows hold a *don't care* value, chosen by
+:func:`fill_dont_care` to lengthen runs (Syzygy's trick, measured in
+``benchmarks/storage.py``):
+
+* indices that are no legal position: any value;
+* positions whose value a capture or promotion achieves: any value that is not better
+  for the side to move than the true one. The true value is then the better of the
+  stored value and the best exit (:func:`resolve`), which every reader computes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+DRAW = np.uint16(0)
+DECIDED = np.uint16(0x1000)
+TENT_WIN = np.uint16(0x8000)
+EXIT_DECIDED = np.uint16(0x9000)
+EXIT_DRAW = np.uint16(0xA000)
+ILLEGAL = np.uint16(0xFFFF)
+KIND_MASK = np.uint16(0xF000)
+DEPTH_MASK = np.uint16(0x0FFF)
+#: ``v & DECIDED_KIND == DECIDED`` for both DECIDED and EXIT_DECIDED codes, and no other.
+DECIDED_KIND = np.uint16(0x7000)
+#: ``v & UNMARKED`` turns EXIT_DECIDED + d into DECIDED + d (and no other code into one).
+UNMARKED = np.uint16(0x7FFF)
+MAX_DEPTH = 0x0FFF
+CANT_LOSE = np.uint16(0x00FF)
+#: Most ways out a value counts (7 bits, so that a count fits beside an exit's ply).
+MAX_WAYS = 0x7F
+EXIT_LOSS = np.uint16(0x2000)
+#: Slowest losing exit a value holds: exit_loss_code(MAX_EXIT_LOSS) + MAX_WAYS is 0x7FFF.
+MAX_EXIT_LOSS = 382
+
+#: Kinds of stored rows (:func:`stored_coding`): the value as it is, any value, or any
+#: value not better than it for the side to move.
+FIXED, FREE, BOUNDED = 0, 1, 2
+
+
+@njit(cache=True, inline="always")
+def exit_loss_code(e):
+    """Base of the values that count ways out plus a losing exit settled at (even) ply ``e``."""
+    return EXIT_LOSS + np.uint16(e << 6)
+
+
+@njit(cache=True, inline="always")
+def is_decided(v):
+    """Whether an in-generation code is decided (marked as reached by an exit or not)."""
+    return (v & DECIDED_KIND) == DECIDED
+
+
+@njit(cache=True, inline="always")
+def decided_at(v, d):
+    """Whether ``v`` was decided at ply ``d`` (the frontier of ply ``d + 1``)."""
+    return (v & UNMARKED) == (DECIDED | np.uint16(d))
+
+
+@njit(cache=True)
+def frontier_of(val, ply, lo):
+    """Indices (``lo`` + offset) of the positions of ``val`` decided at ``ply``."""
+    n = 0
+    for j in range(val.shape[0]):
+        if decided_at(val[j], ply):
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    n = 0
+    for j in range(val.shape[0]):
+        if decided_at(val[j], ply):
+            out[n] = lo + j
+            n += 1
+    return out
+
+
+@njit(cache=True)
+def count_decided_at(val, ply):
+    n = 0
+    for j in range(val.shape[0]):
+        if decided_at(val[j], ply):
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def finalize(val):
+    """Undecided positions are draws: those with a drawing exit ``EXIT_DRAW``. Finished
+    values stay as they are."""
+    for j in range(val.shape[0]):
+        v = val[j]
+        if v != ILLEGAL and v != EXIT_DRAW and not is_decided(v):
+            val[j] = EXIT_DRAW if v == CANT_LOSE else DRAW
+
+
+def plain(val: np.ndarray) -> np.ndarray:
+    """Finished codes without the exit marks: exact codes (``DECIDED + d``, ``DRAW``,
+    ``ILLEGAL``)."""
+    out = val & UNMARKED
+    out[val == EXIT_DRAW] = DRAW
+    out[val == ILLEGAL] = ILLEGAL
+    return out
+
+
+# -- the stored column --------------------------------------------------------------------
+
+def stored_coding(val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Finished codes (exit marks kept) to the int16 ``value`` column and the kind of each
+    row (FIXED, FREE: no legal position, BOUNDED: an exit achieves the value)."""
+    d = (val & DEPTH_MASK).astype(np.int16)
+    decided = ((val & DECIDED_KIND) == DECIDED) & (val != ILLEGAL)
+    value = np.where(decided, np.where(d % 2 == 1, d, -d - 1), 0).astype(np.int16)
+    kinds = np.full(val.shape, FIXED, dtype=np.uint8)
+    kinds[((val & KIND_MASK) == EXIT_DECIDED) | (val == EXIT_DRAW)] = BOUNDED
+    kinds[val == ILLEGAL] = FREE
+    return value, kinds
+
+
+def exact_from_stored(value: np.ndarray) -> np.ndarray:
+    """The ``value`` column to exact codes (what a row means when no exit betters it)."""
+    v = value.astype(np.int32)
+    d = np.where(v > 0, v, -v - 1)
+    return np.where(v == 0, DRAW, DECIDED + d).astype(np.uint16)
+
+
+@njit(cache=True, inline="always")
+def rank_of_stored(s):
+    """Larger is better for the side to move: wins by fewer plies, draws, losses by more."""
+    if s > 0:
+        return 32768 - np.int64(s)
+    if s < 0:
+        return -32769 - np.int64(s)
+    return np.int64(0)
+
+
+@njit(cache=True)
+def fill_dont_care(value, kinds):
+    """Choose the don't-care rows of ``value`` (storage order; in place) to lengthen runs:
+    each takes the value before it where its kind allows, else the next FIXED value where
+    allowed, else keeps its own (always allowed)."""
+    n = value.shape[0]
+    nxt = np.empty(n, dtype=np.int32)  # the next FIXED value at or after j; 1 << 20: none
+    follow = np.int32(1 << 20)
+    for j in range(n - 1, -1, -1):
+        if kinds[j] == FIXED:
+            follow = np.int32(value[j])
+        nxt[j] = follow
+    prev = np.int32(1 << 20)
+    for j in range(n):
+        k = kinds[j]
+        if k == FREE:
+            if prev != 1 << 20:
+                value[j] = prev
+            elif nxt[j] != 1 << 20:
+                value[j] = nxt[j]
+        elif k == BOUNDED:
+            limit = rank_of_stored(value[j])
+            if prev != 1 << 20 and rank_of_stored(prev) <= limit:
+                value[j] = prev
+            elif nxt[j] != 1 << 20 and rank_of_stored(nxt[j]) <= limit:
+                value[j] = nxt[j]
+        prev = np.int32(value[j])
+
+
+@njit(cache=True, inline="always")
+def resolve(v, best_win, has_draw, worst_loss):
+    """The exact code of a position whose stored value reads as the exact code ``v``,
+    given its exits' summary from the mover's side (fastest win, MAX_DEPTH + 1 if none;
+    any draw; slowest loss, 0 if none): the better of the two."""
+    if best_win <= MAX_DEPTH:
+        d = np.int64(v & DEPTH_MASK)
+        if v != DRAW and d % 2 == 1 and d <= best_win:
+            return v
+        return DECIDED | np.uint16(best_win)
+    if v == DRAW:
+        return v
+    d = np.int64(v & DEPTH_MASK)
+    if d % 2 == 1:
+        return v
+    if has_draw:
+        return DRAW
+    if worst_loss > d:
+        return DECIDED | np.uint16(worst_loss)
+    return v
+
+
+# -- users' values ------------------------------------------------------------------------
+
+def to_wdl_dtm(val: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Exact codes to (wdl int8, dtm int16, legal bool), python-chess conventions."""
+    legal = val != ILLEGAL
+    d = (val & DEPTH_MASK).astype(np.int16)
+    decided = legal & ((val & KIND_MASK) == DECIDED)
+    win = decided & (d % 2 == 1)
+    loss = decided & (d % 2 == 0)
+    wdl = np.zeros(val.shape, dtype=np.int8)
+    wdl[win] = 1
+    wdl[loss] = -1
+    dtm = np.where(win, d, np.where(loss, -d, 0)).astype(np.int16)
+    return wdl, dtm, legal
+
+
+def from_wdl_dtm(wdl: np.ndarray, dtm: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`to_wdl_dtm`."""
+    val = np.where(wdl != 0, DECIDED + np.abs(dtm.astype(np.int32)), DRAW).astype(np.uint16)
+    val[~legal] = ILLEGAL
+    return val
+
+
+def decode_value(v: int) -> tuple[int, int]:
+    """(wdl, dtm) of one exact code (not ILLEGAL), as Python ints."""
+    if v == _DRAW:
+        return 0, 0
+    d = v & _DEPTH_MASK
+    return (1, d) if d & 1 else (-1, -d)
+
+
+_DRAW, _DEPTH_MASK = int(DRAW), int(DEPTH_MASK)

@@ -1,0 +1,187 @@
+"""The shard format: storage orders, don't-care rows, format versions, and the compiled
+prober against its slow twin (python-chess moves, whole slices, no pruning)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+
+import chess
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from tablebase.endgame.index import IndexScheme
+from tablebase.endgame.material import all_materials, dependency_order
+from tablebase.endgame.pychess import index_board
+from tablebase.generate import values as V
+from tablebase.generate.exact import load_table
+from tablebase.generate.pipeline import generate_table
+from tablebase.probe import open_tablebase
+from tablebase.probing.reference import ReferenceProber
+from tablebase.store import FORMAT_VERSION, TableFormatError, TableReader, read_manifest, table_complete
+from tablebase.store.layout import candidate_orders, from_storage, storage_row, to_storage
+
+
+def test_storage_rows_are_a_permutation_of_the_box():
+    """The probe's row arithmetic (numba) agrees with numpy's transpose of the box."""
+    for key in ("KvK", "KQvKR", "KRvKP", "KBBvK", "KPPvKP"):
+        scheme = IndexScheme.of(key)
+        for s in (0, scheme.num_slices - 1):
+            lo, hi = scheme.slice_range(s)
+            shape = scheme.slice_shape(s)
+            for order in candidate_orders(scheme)[:6]:
+                index = to_storage(np.arange(lo, hi), shape, order)
+                assert np.array_equal(from_storage(index, shape, order), np.arange(lo, hi))
+                o = np.full(8, -1, dtype=np.int64)
+                o[:len(order)] = order
+                for row in np.random.default_rng(1).integers(0, hi - lo, 50):
+                    assert storage_row(scheme.desc, o, scheme.king_pairs_per_slice, index[row]) == (s, row)
+
+
+def test_dont_care_fill_respects_each_rows_bound():
+    """Free rows take any value; bounded rows only values not better for the side to
+    move than their own; fixed rows keep theirs; runs get longer."""
+    rng = np.random.default_rng(7)
+    codes = np.array([0, 1, 3, 5, 9, -1, -3, -7, -11], dtype=np.int16)
+    value = rng.choice(codes, 20000)
+    kinds = rng.choice([V.FIXED, V.FREE, V.BOUNDED], 20000, p=[0.5, 0.2, 0.3]).astype(np.uint8)
+    filled = value.copy()
+    V.fill_dont_care(filled, kinds)
+    rank = np.vectorize(V.rank_of_stored)
+    fixed, bounded = kinds == V.FIXED, kinds == V.BOUNDED
+    assert np.array_equal(filled[fixed], value[fixed])
+    assert np.all(rank(filled[bounded]) <= rank(value[bounded]))
+    assert np.count_nonzero(np.diff(filled)) < 0.6 * np.count_nonzero(np.diff(value))
+
+
+def test_resolve_takes_the_better_of_row_and_exits():
+    win = lambda d: V.DECIDED | np.uint16(d)  # noqa: E731 - d odd: a win, even: a loss
+    none = V.MAX_DEPTH + 1
+    assert V.resolve(win(9), 5, False, 0) == win(5)  # a faster capture
+    assert V.resolve(win(5), 9, False, 0) == win(5)  # a slower one
+    assert V.resolve(V.DRAW, 7, True, 0) == win(7)
+    assert V.resolve(win(4), none, True, 0) == V.DRAW  # a losing row, a drawing capture
+    assert V.resolve(win(4), none, False, 10) == win(10)  # the longest defence is a capture
+    assert V.resolve(win(12), none, False, 10) == win(12)
+    assert V.resolve(V.DRAW, none, False, 10) == V.DRAW
+
+
+@pytest.mark.parametrize("key", ["KQvKR", "KRvKP", "KPvKP", "KBNvK"])
+def test_shards_hold_no_row_better_than_its_value(tables_34, key):
+    """Read as exact codes, rows of legal positions are never better for the side to
+    move than the position's value: a don't-care row is a lower bound."""
+    exact = load_table(tables_34, key)
+    rank = np.vectorize(lambda v: _rank(int(v)))
+    lowered = 0
+    with TableReader(tables_34 / key, key) as reader:
+        for stm in (0, 1):
+            rows = np.concatenate([reader.stored_slice(stm, s) for s in range(reader.scheme.num_slices)])
+            sample = np.flatnonzero(exact[stm] != V.ILLEGAL)[::97]
+            assert np.all(rank(rows[sample]) <= rank(exact[stm][sample]))
+            lowered += np.count_nonzero(rows[sample] != exact[stm][sample])
+    assert lowered > 0  # some rows are don't-cares
+
+
+def _rank(v: int) -> int:
+    if v == V.DRAW:
+        return 0
+    d = v & int(V.DEPTH_MASK)
+    return 32768 - d if d % 2 else d - 32768
+
+
+def _boards(key: str, n: int, seed: int) -> list[chess.Board]:
+    rng = np.random.default_rng(seed)
+    scheme = IndexScheme.of(key)
+    out = []
+    while len(out) < n:
+        stm, idx = int(rng.integers(2)), int(rng.integers(scheme.size))
+        board = index_board(key, stm, idx)
+        if board is not None and board.is_valid():
+            out.append(board)
+    return out
+
+
+@pytest.mark.parametrize("key", all_materials(3) + all_materials(4))
+def test_compiled_probes_equal_the_slow_twin(tables_34, key):
+    reference = ReferenceProber(tables_34)
+    with open_tablebase(tables_34) as tb:
+        for board in _boards(key, 60, seed=len(key)):
+            want = reference.value(board)
+            assert (tb.probe_wdl(board), tb.probe_dtm(board)) == want, board.fen()
+    reference.close()
+
+
+# -- formats ----------------------------------------------------------------------------
+
+
+def _copy(tables_34, tmp_path, key):
+    for k in dependency_order([key]):
+        shutil.copytree(tables_34 / k, tmp_path / k)
+    return tmp_path
+
+
+def test_a_table_of_format_1_is_named_and_replaced(tables_34, tmp_path):
+    """A folder as format 1 wrote it (manifest.json beside w-/b- shards) is refused with
+    both versions and the command that regenerates it; generate replaces it."""
+    _copy(tables_34, tmp_path, "KRvK")
+    old = tmp_path / "KRvK"
+    shutil.rmtree(old)
+    old.mkdir()
+    (old / "manifest.json").write_text(json.dumps({"format_version": 1, "material": "KRvK"}))
+    (old / "w-00000.parquet").write_bytes(b"PAR1")
+    board = chess.Board("8/8/8/8/8/2k5/8/K2R4 w - - 0 1")
+    with open_tablebase(tmp_path) as tb:
+        with pytest.raises(TableFormatError) as e:
+            tb.probe_wdl(board)
+    text = str(e.value)
+    assert "format 1" in text and f"reads format {FORMAT_VERSION}" in text
+    assert f"tablebase generate KRvK --out {tmp_path}" in text
+    assert not table_complete(old, "KRvK")
+    stats = generate_table(tmp_path, "KRvK")
+    assert not stats.skipped and table_complete(old, "KRvK")
+    assert not (old / "manifest.json").exists() and not (old / "w-00000.parquet").exists()
+    for info in read_manifest(old).shards:
+        assert (old / info.file).read_bytes() == (tables_34 / "KRvK" / info.file).read_bytes()
+
+
+def test_a_newer_format_is_refused_naming_both(tables_34, tmp_path):
+    _copy(tables_34, tmp_path, "KRvK")
+    path = tmp_path / "KRvK" / "side=w" / "manifest.parquet"
+    meta = json.loads(pq.read_schema(path).metadata[b"tablebase.manifest"])
+    meta["format_version"] = FORMAT_VERSION + 1
+    table = pq.read_table(path).replace_schema_metadata({b"tablebase.manifest": json.dumps(meta)})
+    pq.write_table(table, path)
+    with pytest.raises(TableFormatError, match=f"format {FORMAT_VERSION + 1}, this version of tablebase reads "
+                                                f"format {FORMAT_VERSION}"):
+        read_manifest(tmp_path / "KRvK")
+
+
+def test_the_folder_is_a_dataset(tables_34):
+    """pyarrow.dataset reads a table folder with the side as a hive column; its index and
+    value columns are the shards' rows, the zero-row manifests add none."""
+    import pyarrow.dataset as ds
+    key = "KQvK"
+    table = ds.dataset(tables_34 / key, format="parquet", partitioning="hive").to_table()
+    assert set(table.column_names) == {"index", "value", "side"}
+    scheme = IndexScheme.of(key)
+    assert table.num_rows == 2 * scheme.size
+    for side in "wb":
+        idx = table.filter(ds.field("side") == side).column("index").to_numpy()
+        assert np.array_equal(np.sort(idx), np.arange(scheme.size))
+
+
+def test_orders_are_chosen_per_side_and_recorded(tables_34):
+    orders = set()
+    for key in ("KNPvK", "KQvKR", "KRvKP"):
+        manifest = read_manifest(tables_34 / key)
+        for side in "wb":
+            order = tuple(manifest.orders[side])
+            assert sorted(order) == list(range(len(order)))
+            orders.add(order)
+    assert len(orders) > 1  # not one fixed order for every table
+
+
+def test_candidate_orders_cover_every_permutation():
+    assert len(candidate_orders(IndexScheme.of("KQRvKR"))) == len(list(itertools.permutations(range(4))))
