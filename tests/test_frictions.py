@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,8 @@ import tablebase
 from tablebase.cli import main
 from tablebase.endgame.index import IndexScheme
 from tablebase.errors import (BadFenError, CastlingRightsError, ConfigError, CorruptTableError, GenerationError,
-                              IllegalPositionError, MissingTableError, PositionError, TablebaseError,
-                              TablesFolderError, TooManyPiecesError)
+                              IllegalPositionError, MissingTableError, PositionError, TableFormatError,
+                              TablebaseError, TablesFolderError, TooManyPiecesError)
 from tablebase.probe import ILLEGAL_WDL, open_tablebase
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,12 +206,35 @@ def test_batch_default(tb):
         tb.probe_wdl_batch(batch, default=1000)
 
 
+def test_batch_default_with_a_missing_subtable(tb, tables_34, tmp_path):
+    """KQvKR without KQvK: a position whose search of captures needs KQvK gets the default,
+    the others their value, as single probes answer them."""
+    for key in ("KQvKR", "KRvK", "KvK"):
+        shutil.copytree(tables_34 / key, tmp_path / key)
+    rng = random.Random(7)
+    boards = []
+    while len(boards) < 300:
+        try:
+            board = tablebase.decode("KQvKR", rng.choice("wb"), rng.randrange(IndexScheme.of("KQvKR").size))
+        except ValueError:
+            continue
+        if board.is_valid():
+            boards.append(board)
+    with open_tablebase(tmp_path) as partial:
+        batch = partial.probe_dtm_batch(boards, default=999).tolist()
+        single = [partial.get_dtm(b, default=999) for b in boards]
+    assert batch == single
+    full = tb.probe_dtm_batch(boards).tolist()
+    assert [d for d in batch if d != 999] == [f for d, f in zip(batch, full) if d != 999]
+    assert 0 < batch.count(999) < len(boards)  # both kinds among the positions
+
+
 # -- one errors module ------------------------------------------------------------------
 
 
 def test_errors_share_a_base_and_python_chess_habits_hold(tb):
     for error in (MissingTableError, PositionError, CastlingRightsError, TooManyPiecesError, IllegalPositionError,
-                  BadFenError, CorruptTableError, TablesFolderError, ConfigError, GenerationError):
+                  BadFenError, CorruptTableError, TableFormatError, TablesFolderError, ConfigError, GenerationError):
         assert issubclass(error, TablebaseError)
     # chess.syzygy raises KeyError for a missing table, castling rights and too many pieces.
     for fen in (KQRVKR, "4k3/8/8/8/8/8/8/R3K3 w Q - 0 1", "rnbqkbnr/pppppppp/8/8/8/8/8/4K3 w - - 0 1"):
@@ -220,6 +244,8 @@ def test_errors_share_a_base_and_python_chess_habits_hold(tb):
     import tablebase.store.shards as shards
     assert probe.MissingTableError is MissingTableError and probe.PositionError is PositionError
     assert shards.CorruptTableError is CorruptTableError and tablebase.TablebaseError is TablebaseError
+    import tablebase.store as store
+    assert store.TableFormatError is TableFormatError and probe.TableFormatError is TableFormatError
     assert str(MissingTableError("KQvK", "no table")) == "no table"  # not KeyError's quotes
 
 
