@@ -55,8 +55,11 @@ SPLIT_TABLE_SECONDS = 1.0
 #: Factor on the rate of a table where both sides have pawns: its en-passant vertices
 #: (KPvKP measured 3.9e-6 s a position, 6.1 times the 4-piece rate; 5 pieces: assumed).
 EN_PASSANT_FACTOR = 6.1
-#: Bytes on disk per position, by piece count: the 3-4 piece tables and KQRvKR as generated.
-DISK_BYTES_PER_POSITION = {2: 2.7, 3: 0.36, 4: 0.38, 5: 0.34}
+#: Bytes on disk per position (the shards), by piece count: the 3-4 piece tables as
+#: generated in format 2 (tests' data/test-tables, 2026-12-01); 5 pieces: KQRvKR in format 1
+#: (0.34) scaled by the 4-piece tables' format 2 / format 1 ratio (0.16 / 0.38), to be
+#: re-measured with benchmarks/plan.py.
+DISK_BYTES_PER_POSITION = {2: 2.9, 3: 0.18, 4: 0.16, 5: 0.14}
 #: Seconds numba takes to compile the kernels once after an install or a change of the
 #: source (its cache then holds them); measured: KvK's first run, 32 s, and KQvK's, 69 s.
 COMPILE_SECONDS = 100.0
