@@ -33,19 +33,22 @@ def _key_numba_cache() -> None:
 _key_numba_cache()
 
 # The probe API, imported on first use: ``import tablebase`` stays free of numba, pyarrow
-# and python-chess.
-_PROBE_NAMES = frozenset({
-    "BadFenError", "CastlingRightsError", "CorruptTableError", "IllegalPositionError", "MissingTableError",
-    "MoveValue", "PositionError", "Tablebase", "TooManyPiecesError", "open_tablebase",
-})
+# and python-chess. The errors (``tablebase.errors``) import nothing.
+_LAZY = {
+    **dict.fromkeys(["BadFenError", "CastlingRightsError", "CorruptTableError", "IllegalPositionError",
+                     "MissingTableError", "PositionError", "TableFormatError", "TablebaseError", "TablesFolderError",
+                     "TooManyPiecesError"], "errors"),
+    **dict.fromkeys(["MoveValue", "Tablebase", "open_tablebase", "table_folders"], "probe"),
+    **dict.fromkeys(["decode", "encode"], "endgame.pychess"),
+}
 
 
 def __getattr__(name: str):
-    if name in _PROBE_NAMES:
-        from . import probe
-        return getattr(probe, name)
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(list(globals()) + list(_PROBE_NAMES))
+    return sorted(list(globals()) + list(_LAZY))

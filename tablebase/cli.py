@@ -1,11 +1,15 @@
 """The ``tablebase`` command.
 
-    tablebase generate [MATERIAL...] [--config FILE] [--out DIR] [--workers N] [--local]
+    tablebase generate [MATERIAL...] [--config FILE] [--out DIR] [--workers N] [--local] [--dry-run [--json]]
     tablebase verify [MATERIAL...] [--tables DIR]
-    tablebase info [MATERIAL...] [--tables DIR] [--sizes]
+    tablebase info [MATERIAL...] [--tables DIR] [--sizes] [--stats MATERIAL [--plot FILE.png]] [--json]
     tablebase probe FEN [--tables DIR] [--json]
+    tablebase serve [--tables DIR] [--host HOST] [--port PORT] [--workers N] [--cache-mb MB] [--preload]
     tablebase solve FEN [--tables DIR] [--max-nodes N] [--max-seconds S] [--order ORDER] [--no-deepen] [--json]
     tablebase crosscheck MATERIAL [--tables DIR] [--samples N] [--seed S] [--max-nodes N] [--order ORDER]
+
+``--tables`` takes one folder or several separated by ``os.pathsep`` (``:``); without it
+the folders of the ``TABLEBASE_PATH`` environment variable, else ``data/tables``.
 """
 
 from __future__ import annotations
@@ -13,11 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from pathlib import Path
 
-from .config import ConfigError, JobConfig
+from .config import JobConfig
+from .errors import ConfigError, TablebaseError
 
 DEFAULT_CONFIG = Path("configs/default.toml")
 
@@ -100,11 +106,16 @@ def _log_to_stderr() -> None:
 
 def cmd_generate(args) -> int:
     cfg = _config_from_args(args)
+    if args.dry_run:
+        from .plan import plan_job
+        plan = plan_job(cfg)
+        print(json.dumps(plan.as_dict(), indent=1) if args.json else plan.text())
+        return 0
     _log_to_stderr()
     display = ProgressDisplay()
     cfg.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    from .generate.worker import GenerationError
+    from .errors import GenerationError
     try:
         results = _run_generate(cfg, display)
     except GenerationError as e:
@@ -139,24 +150,42 @@ def _run_generate(cfg: JobConfig, display: ProgressDisplay) -> list:
         ray.shutdown()
 
 
-def _tables_in(folder: Path, materials: list[str]) -> list[str]:
+def _folders(text: str | None) -> list[Path]:
+    """The folders of ``--tables`` (several separated by os.pathsep), else TABLEBASE_PATH's,
+    else data/tables; a missing folder is an error naming it."""
+    from .probe import require_folder, table_folders
+    return [require_folder(f) for f in table_folders(None if text is None else
+                                                     [p for p in text.split(os.pathsep) if p])]
+
+
+def _tables_in(folders: list[Path], materials: list[str]) -> list[tuple[Path, str]]:
+    """(folder, material) of each table named, or of every table in the folders; a named
+    material is read from the first folder holding it (the first folder if none does)."""
     from .endgame.material import normalize_key
     if materials:
-        return [normalize_key(m) for m in materials]
+        found = []
+        for key in (normalize_key(m) for m in materials):
+            found.append((next((f for f in folders if (f / key).is_dir()), folders[0]), key))
+        return found
     from .store import is_table_folder
-    return sorted((p.name for p in folder.iterdir() if is_table_folder(p)),
-                  key=lambda k: (len(k), k)) if folder.exists() else []
+    seen: dict[str, Path] = {}
+    for folder in folders:
+        for p in folder.iterdir():
+            if is_table_folder(p):
+                seen.setdefault(p.name, folder)
+    return [(seen[k], k) for k in sorted(seen, key=lambda k: (len(k), k))]
 
 
 def cmd_verify(args) -> int:
     from .generate.verify import verify_table
-    keys = _tables_in(args.tables, args.materials)
+    folders = _folders(args.tables)
+    keys = _tables_in(folders, args.materials)
     if not keys:
-        print(f"no tables found in {args.tables}", file=sys.stderr)
+        print(f"no tables found in {', '.join(map(str, folders))}", file=sys.stderr)
         return 1
     failed = 0
-    for key in keys:
-        r = verify_table(args.tables, key)
+    for folder, key in keys:
+        r = verify_table(folder, key)
         if r.ok:
             print(f"{key:10} OK      {r.positions:>12,d} positions re-checked (DTM and DTZ) in {r.seconds:.1f} s")
         else:
@@ -169,19 +198,27 @@ def cmd_verify(args) -> int:
 
 def cmd_info(args) -> int:
     from .endgame.index import IndexScheme
-    from .store.shards import read_manifest
+    from .store import read_manifest
     if args.sizes:
         from .endgame.material import all_materials
+        sizes = [{"material": key, "king_pairs": s.num_king_pairs, "per_king_pair": s.positions_per_king_pair,
+                  "index_size": s.size, "slices": s.num_slices}
+                 for n in range(2, 6) for key in all_materials(n) for s in [IndexScheme.of(key)]]
+        if args.json:
+            print(json.dumps(sizes, indent=1))
+            return 0
         print(f"{'material':10} {'king pairs':>10} {'per pair':>10} {'index size':>14} {'slices':>6}")
-        for n in range(2, 6):
-            for key in all_materials(n):
-                s = IndexScheme.of(key)
-                print(f"{key:10} {s.num_king_pairs:10d} {s.positions_per_king_pair:10d} {s.size:14,d} {s.num_slices:6d}")
+        for r in sizes:
+            print(f"{r['material']:10} {r['king_pairs']:10d} {r['per_king_pair']:10d} {r['index_size']:14,d} "
+                  f"{r['slices']:6d}")
         return 0
-    keys = _tables_in(args.tables, args.materials)
+    if args.stats:
+        return _info_stats(args)
+    if args.plot:
+        raise ValueError("--plot draws the DTM distribution of --stats MATERIAL: give --stats too")
     rows = []
-    for key in keys:
-        m = read_manifest(args.tables / key)
+    for folder, key in _tables_in(_folders(args.tables), args.materials):
+        m = read_manifest(folder / key)
         if m is None:
             rows.append({"material": key, "complete": False})
             continue
@@ -204,57 +241,81 @@ def cmd_info(args) -> int:
     return 0
 
 
-def _probe_category(wdl: int, position) -> str:
-    """Lichess's word for a value: checkmate or stalemate when ``position`` is one, else
-    win, draw or loss."""
-    if position.is_checkmate():
-        return "checkmate"
-    if position.is_stalemate():
-        return "stalemate"
-    return {1: "win", 0: "draw", -1: "loss"}[wdl]
+def _info_stats(args) -> int:
+    from .probe import open_tablebase
+    from .stats import material_stats, plot_distribution
+    with open_tablebase(_folders(args.tables)) as tablebase:
+        stats = material_stats(tablebase, args.stats)
+    if args.plot:
+        plot_distribution(stats, args.plot)
+    if args.json:
+        print(json.dumps(stats.as_dict(), indent=1))
+    else:
+        print(stats.text())
+    if args.plot:
+        print(f"DTM distribution drawn in {args.plot}", file=sys.stderr)
+    return 0
+
+
+def plies_text(dtm: int | None) -> str:
+    """DTM with its units, from the side to move: "mate in 9, 17 plies" when it wins,
+    "mated in 8, 16 plies" when it loses, "" for a draw or no value.
+
+    >>> plies_text(69), plies_text(-68), plies_text(0)
+    ('mate in 35, 69 plies', 'mated in 34, 68 plies', '')
+    """
+    if not dtm:
+        return ""
+    n = abs(dtm)
+    return f"{'mate' if dtm > 0 else 'mated'} in {(n + 1) // 2}, {n} {'ply' if n == 1 else 'plies'}"
 
 
 def _parse_fen(fen: str):
-    """The board of ``fen``; a bad FEN is a :class:`~tablebase.probe.BadFenError` naming it."""
+    """The board of ``fen`` (``_`` may stand for spaces, as in Lichess URLs); a bad FEN is a
+    :class:`~tablebase.errors.BadFenError` naming it."""
     import chess
 
-    from .probe import BadFenError
+    from .errors import BadFenError
     try:
-        return chess.Board(fen)
+        return chess.Board(fen.replace("_", " "))
     except ValueError as e:
         raise BadFenError(f"bad FEN {fen!r}: {e}") from e
 
 
 def cmd_probe(args) -> int:
     from .endgame.material import board_material
-    from .probe import MissingTableError, open_tablebase
+    from .lichess import negate, probe_json
+    from .probe import open_tablebase
     board = _parse_fen(args.fen)
-    try:
-        with open_tablebase(args.tables) as tablebase:
-            wdl, dtm = tablebase.probe_wdl(board), tablebase.probe_dtm(board)
-            moves = tablebase.probe_moves(board)
-    except MissingTableError as e:  # a KeyError, which main() leaves alone
-        print(f"tablebase: error: {e}", file=sys.stderr)
-        return 2
-    rows = []
-    for m in moves:
-        after = board.copy(stack=False)
-        after.push(m.move)
-        # The mover's result; a move that mates or stalemates is named so, as on Lichess.
-        rows.append({"uci": m.move.uci(), "san": board.san(m.move), "category": _probe_category(m.wdl, after),
-                     "wdl": m.wdl, "dtm": m.dtm})
-    result = {"fen": board.fen(), "material": board_material(board)[0],
-              "turn": "white" if board.turn else "black",  # chess.WHITE is True
-              "category": _probe_category(wdl, board), "wdl": wdl, "dtm": dtm, "moves": rows}
-    if args.json:
-        print(json.dumps(result, indent=1))
+    with open_tablebase(_folders(args.tables)) as tablebase:
+        tablebase.probe_dtm(board)  # raises for a board no table answers
+        reply = probe_json(tablebase, board)
+    if args.json:  # lila-tablebase's JSON: each move describes the position after it
+        print(json.dumps(reply, indent=1))
         return 0
-    print(f"{result['fen']}  {result['material']}, {result['turn'].capitalize()} to move: {result['category']}"
-          + (f", DTM {dtm}" if dtm else ""))
-    if rows:
-        print(f"{'move':8} {'result':10} {'DTM':>5}")
-        for r in rows:
-            print(f"{r['san']:8} {r['category']:10} {r['dtm'] if r['wdl'] else '-':>5}")
+    side = "White" if board.turn else "Black"  # chess.WHITE is True
+    what = "checkmated" if reply["checkmate"] else "stalemate" if reply["stalemate"] else plies_text(reply["dtm"])
+    print(f"{board.fen()}  {board_material(board)[0]}, {side} to move: {reply['category']}"
+          + (f", {what}" if what else ""))
+    if reply["moves"]:
+        print(f"{'move':8} {'result for ' + side:17} DTM")
+        for m in reply["moves"]:
+            # The mover's result: the position after the move, seen from the other side.
+            dtm = m["dtm"]
+            mover = None if dtm is None else -dtm + (1 if dtm < 0 else -1 if dtm > 0 else 0)
+            mark = "checkmate" if m["checkmate"] else "stalemate" if m["stalemate"] else plies_text(mover)
+            print(f"{m['san']:8} {negate(m['category']):17} {mark}")
+    return 0
+
+
+def cmd_serve(args) -> int:
+    try:
+        from .server import serve
+    except ImportError as e:
+        raise TablebaseError(f"tablebase serve needs the serve extra ({e.name} is missing): "
+                             "pip install 'tablebase[serve]'") from e
+    serve(_folders(args.tables), host=args.host, port=args.port, workers=args.workers,
+          table_cache_bytes=args.cache_mb << 20, preload_tables=args.preload)
     return 0
 
 
@@ -267,7 +328,7 @@ def cmd_solve(args) -> int:
     from .probe import MissingTableError, open_tablebase
     board = _parse_fen(args.fen)
     try:
-        with open_tablebase(args.tables) as tablebase:
+        with open_tablebase(_folders(args.tables)) as tablebase:
             s = solve(tablebase, board, order=args.order, max_nodes=args.max_nodes, max_seconds=args.max_seconds,
                       deepen=args.deepen)
             table = tablebase.get_wdl(board)
@@ -321,7 +382,7 @@ def cmd_crosscheck(args) -> int:
                   f"unfinished {report.unfinished}, {report.seconds:.0f} s", file=sys.stderr, flush=True)
 
     try:
-        with open_tablebase(args.tables) as tablebase:
+        with open_tablebase(_folders(args.tables)) as tablebase:
             report = crosscheck(tablebase, args.material, samples=args.samples, seed=args.seed, order=args.order,
                                 max_nodes=args.max_nodes, max_seconds=args.max_seconds, deepen=args.deepen,
                                 progress=progress)
@@ -339,9 +400,14 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _tables_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tables", metavar="DIR", help=f"folder of tables, or several separated by '{os.pathsep}' "
+                                                        "(default: $TABLEBASE_PATH, else data/tables)")
+
+
 def _search_options(parser: argparse.ArgumentParser, max_nodes: int) -> None:
     from .online import ORDERS
-    parser.add_argument("--tables", type=Path, default=Path("data/tables"))
+    _tables_option(parser)
     parser.add_argument("--max-nodes", type=_positive_int, default=max_nodes,
                         help=f"node budget of each search (default {max_nodes:,d})")
     parser.add_argument("--max-seconds", type=float, help="time budget of each search (default: none)")
@@ -361,26 +427,46 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--workers", type=int, help="CPUs to use (default: the config's, 0 = all)")
     g.add_argument("--local", action="store_true", help="run in this process, without Ray")
     g.add_argument("--address", help="Ray cluster address (default: start Ray locally)")
+    g.add_argument("--dry-run", action="store_true", help="print the tables, positions, peak memory per worker, "
+                                                          "disk and time the run would take, and run nothing")
+    g.add_argument("--json", action="store_true", help="with --dry-run: the plan as JSON")
     g.set_defaults(func=cmd_generate)
 
     v = sub.add_parser("verify", help="check checksums and re-check every position from its successors")
     v.add_argument("materials", nargs="*")
-    v.add_argument("--tables", type=Path, default=Path("data/tables"))
+    _tables_option(v)
     v.set_defaults(func=cmd_verify)
 
     i = sub.add_parser("info", help="what the tables folder holds; --sizes: index size of every 2-5 piece table")
     i.add_argument("materials", nargs="*")
-    i.add_argument("--tables", type=Path, default=Path("data/tables"))
+    _tables_option(i)
     i.add_argument("--sizes", action="store_true")
+    i.add_argument("--stats", metavar="MATERIAL", help="positions per side, the longest win and its FEN, the DTM "
+                                                       "distribution of one table")
+    i.add_argument("--plot", metavar="FILE.png", help="with --stats: draw the DTM distribution (needs matplotlib: "
+                                                      "pip install 'tablebase[plot]')")
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=cmd_info)
 
     p = sub.add_parser("probe", help="value and DTM of a position and of each of its moves (moves: the mover's "
                                      "result, best first)")
     p.add_argument("fen", help="the position, e.g. '8/8/8/8/8/8/8/K2kr3 w - - 0 1'")
-    p.add_argument("--tables", type=Path, default=Path("data/tables"))
-    p.add_argument("--json", action="store_true")
+    _tables_option(p)
+    p.add_argument("--json", action="store_true", help="lila-tablebase's JSON (each move describes the position "
+                                                       "after it)")
     p.set_defaults(func=cmd_probe)
+
+    w = sub.add_parser("serve", help="an HTTP server answering like tablebase.lichess.ovh (/standard?fen=..., "
+                                     "/standard/mainline?fen=...) with a page at /")
+    _tables_option(w)
+    w.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    w.add_argument("--port", type=int, default=9000, help="port (default 9000, as lila-tablebase)")
+    w.add_argument("--workers", type=_positive_int, default=1, help="server processes sharing the port (default 1)")
+    w.add_argument("--cache-mb", type=_positive_int, default=1024,
+                   help="MB of decoded table values each process keeps (default 1024)")
+    w.add_argument("--preload", action="store_true", help="decode the tables into that cache before serving, "
+                                                           "smallest first, as many as fit")
+    w.set_defaults(func=cmd_serve)
 
     s = sub.add_parser("solve", help="Romano's WinTree from a position, with the tables answering captures and "
                                      "promotions: wins, depth bound, a never-lose move")
@@ -401,8 +487,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
-    except (ConfigError, ValueError, FileNotFoundError) as e:
+        code = args.func(args)
+        sys.stdout.flush()  # inside the try: a closed pipe is seen here, not at exit
+        return code
+    except BrokenPipeError:
+        # The reader went away (`tablebase probe FEN | head -5`): end quietly, as a tool
+        # killed by SIGPIPE does, and point stdout at /dev/null so that the interpreter's
+        # own flush at exit finds no pipe to complain about.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except (TablebaseError, ValueError, FileNotFoundError) as e:
         print(f"tablebase: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .endgame.material import MAX_PIECES, all_materials, normalize_key
+from .errors import ConfigError  # noqa: F401  (raised here; re-exported for old imports)
 
 KEYS = {
     "materials": "list of material keys, e.g. [\"KQvKR\"]",
@@ -28,10 +29,6 @@ KEYS = {
     "checkpoint_seconds": "seconds between checkpoints of a table in progress (a re-run resumes from the last); "
                           "0 = after every ply",
 }
-
-
-class ConfigError(ValueError):
-    """A job configuration that cannot run: unknown key, bad value, unreadable file."""
 
 
 @dataclass

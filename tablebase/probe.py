@@ -40,11 +40,13 @@ import chess
 import numpy as np
 
 from .endgame.index import IndexScheme
-from .endgame.material import MAX_PIECES, normalize_key
-from .endgame.pychess import board_squares
+from .endgame.material import MAX_PIECES, Material, normalize_key
+from .endgame.pychess import board_squares, fen_as_given, illegal_position_error as _illegal
+from .errors import (BadFenError, CastlingRightsError, CorruptTableError, IllegalPositionError, MissingTableError,
+                     PositionError, TableFormatError, TablesFolderError, TooManyPiecesError)
 from .generate.values import DRAW, ILLEGAL, ZERO_CURSED, ZERO_WIN, decode_value, dtz_of_stored, to_wdl_dtm
 from .probing.engine import Engine, NoSubtable, encode_board
-from .store import CorruptTableError, TableFormatError, is_table_folder
+from .store import is_table_folder
 
 __all__ = [
     "BadFenError",
@@ -60,6 +62,7 @@ __all__ = [
     "Tablebase",
     "TooManyPiecesError",
     "open_tablebase",
+    "table_folders",
 ]
 
 #: ``wdl`` that :meth:`Tablebase.probe_batch_indices` gives an index that is no legal
@@ -67,36 +70,12 @@ __all__ = [
 ILLEGAL_WDL = -128
 
 
-class MissingTableError(KeyError):
-    """No table of the board's material was found in the opened folders."""
+#: The folder of tables when neither a path nor ``TABLEBASE_PATH`` names one.
+DEFAULT_TABLES = Path("data/tables")
 
-    def __init__(self, material: str, message: str):
-        super().__init__(message)
-        self.material = material
-
-    def __str__(self) -> str:
-        # KeyError quotes its message; this one is meant to be read.
-        return str(self.args[0])
-
-
-class PositionError(ValueError):
-    """A board the tables cannot answer (the ``get_*`` methods return their default)."""
-
-
-class CastlingRightsError(PositionError):
-    """The board has castling rights; tables hold positions without them."""
-
-
-class TooManyPiecesError(PositionError):
-    """The board has more pieces than any table can hold."""
-
-
-class IllegalPositionError(PositionError):
-    """The board is not a legal position (``board.is_valid()`` is false)."""
-
-
-class BadFenError(ValueError):
-    """A FEN python-chess cannot parse."""
+#: Environment variable naming the folders of tables, separated by ``os.pathsep`` (like
+#: Stockfish's ``SyzygyPath``): used by :func:`open_tablebase`, the CLI and the server.
+TABLEBASE_PATH = "TABLEBASE_PATH"
 
 
 @dataclass(frozen=True)
@@ -125,9 +104,45 @@ class CacheInfo(NamedTuple):
     misses: int
 
 
-def open_tablebase(path: str | os.PathLike, *, cache_bytes: int = 64 << 20) -> "Tablebase":
+def table_folders(path: str | os.PathLike | Iterable[str | os.PathLike] | None = None) -> list[Path]:
+    """The folders of tables to open: ``path`` (one folder or several), else those of the
+    ``TABLEBASE_PATH`` environment variable (separated by ``os.pathsep``), else
+    ``data/tables``.
+
+    >>> import os
+    >>> os.environ["TABLEBASE_PATH"] = os.pathsep.join(["/tables/3-4", "/tables/5"])
+    >>> [str(p) for p in table_folders()]
+    ['/tables/3-4', '/tables/5']
+    >>> del os.environ["TABLEBASE_PATH"]
+    """
+    if path is None:
+        env = os.environ.get(TABLEBASE_PATH, "")
+        folders = [Path(p) for p in env.split(os.pathsep) if p]
+        return folders or [DEFAULT_TABLES]
+    if isinstance(path, (str, os.PathLike)):
+        return [Path(path)]
+    return [Path(p) for p in path]
+
+
+def require_folder(path: str | os.PathLike) -> Path:
+    """``path`` as a Path; :exc:`~tablebase.errors.TablesFolderError`, saying how to name
+    one, where it is no folder."""
+    path = Path(path)
+    if not path.is_dir():
+        where = "" if path.is_absolute() else f" (relative to {Path.cwd()})"
+        raise TablesFolderError(
+            f"no tables folder {path}{where}: name one (--tables DIR, open_tablebase(DIR)) or set "
+            f"{TABLEBASE_PATH}=DIR{os.pathsep}DIR...; tables are made by `tablebase generate --out DIR`")
+    return path
+
+
+def open_tablebase(path: str | os.PathLike | Iterable[str | os.PathLike] | None = None, *,
+                   cache_bytes: int = 64 << 20) -> "Tablebase":
     """Open the tables in ``path``: one sub-folder per material, as ``tablebase generate``
-    writes them.
+    writes them. ``path`` may list several folders; by default the folders of the
+    ``TABLEBASE_PATH`` environment variable, else ``data/tables`` (see
+    :func:`table_folders`). A folder that does not exist raises
+    :exc:`~tablebase.errors.TablesFolderError` naming it.
 
     Nothing is read until a material is probed. ``cache_bytes`` bounds the pool of
     decoded blocks (4 bytes a position: its row, and its exact value once a probe found
@@ -139,7 +154,12 @@ def open_tablebase(path: str | os.PathLike, *, cache_bytes: int = 64 << 20) -> "
     -1
     """
     tablebase = Tablebase(cache_bytes=cache_bytes)
-    tablebase.add_directory(path)
+    try:
+        for folder in table_folders(path):
+            tablebase.add_directory(folder)
+    except BaseException:
+        tablebase.close()
+        raise
     return tablebase
 
 
@@ -163,11 +183,6 @@ def _layout(board: chess.Board) -> _Layout:
 _LAYOUTS: dict[tuple[int, ...], _Layout] = {}
 # Scratch space of encode_board (the kernels hold the GIL: one call at a time).
 _SQ, _TMP = np.empty(16, dtype=np.int64), np.empty(16, dtype=np.int64)
-
-
-def _illegal(board: chess.Board, status: chess.Status) -> IllegalPositionError:
-    flags = ", ".join(f.name.lower().replace("_", " ") for f in chess.Status if f & status)
-    return IllegalPositionError(f"illegal position ({flags}): {board.fen()}")
 
 
 def _status_error(board: chess.Board, key: str) -> Exception:
@@ -215,7 +230,7 @@ class Tablebase:
     def __init__(self, *, cache_bytes: int = 64 << 20):
         if cache_bytes < 0:
             raise ValueError(f"cache_bytes must be >= 0, not {cache_bytes}")
-        self._directories: set[str] = set()
+        self._directories: list[str] = []
         self._folders: dict[str, Path] = {}
         self._lock = threading.Lock()
         self._engine = Engine(self._folders.get, cache_bytes)
@@ -225,8 +240,9 @@ class Tablebase:
     def add_directory(self, path: str | os.PathLike) -> int:
         """Add the complete tables (sub-folders named by their material, holding the
         manifests) of ``path``; return how many were found. A material found in several
-        directories is read from the first one added."""
-        path = Path(path)
+        directories is read from the first one added. A folder that does not exist raises
+        :exc:`~tablebase.errors.TablesFolderError`."""
+        path = require_folder(path)
         found = {}
         for entry in sorted(path.iterdir()):
             try:
@@ -236,7 +252,8 @@ class Tablebase:
             if key == entry.name and is_table_folder(entry):
                 found[key] = entry
         with self._lock:
-            self._directories.add(str(path))
+            if str(path) not in self._directories:
+                self._directories.append(str(path))
             for key, entry in found.items():
                 self._folders.setdefault(key, entry)
         return len(found)
@@ -260,12 +277,62 @@ class Tablebase:
         """Decoded blocks held, their bytes, the bound, and the hits and misses so far."""
         return CacheInfo(*self._engine.cache_info())
 
+    def preload(self) -> list[str]:
+        """Decode whole tables into the pool of decoded blocks, smallest first, while they
+        fit: probes of them then read no shard. Return the tables loaded.
+
+        >>> with open_tablebase("data/test-tables", cache_bytes=1 << 30) as tablebase:
+        ...     loaded = tablebase.preload()
+        ...     before = tablebase.cache_info()
+        ...     tablebase.probe_dtm(chess.Board("8/8/3r4/4k3/8/8/Q7/K7 w - - 0 1"))
+        ...     loaded == tablebase.materials(), before.misses == before.blocks == tablebase.cache_info().misses
+        ...
+        65
+        (True, True)
+        """
+        # Every table is opened first, so that the pool's block size is settled before it fills.
+        tables = [(key, self._table(key)) for key in self.materials()]
+        free = self._engine.slots()
+        loaded = []
+        for key, t in tables:
+            blocks = self._engine.blocks(t)
+            if blocks > free:
+                break
+            self._engine.load_blocks(t)
+            free -= blocks
+            loaded.append(key)
+        return loaded
+
     # -- tables and values --------------------------------------------------------------
 
     def _missing(self, key: str, needed_by: str | None = None) -> MissingTableError:
-        where = ", ".join(sorted(self._directories)) or "no folder (closed)"
+        if not self._directories:
+            return MissingTableError(key, f"no table for {key}: no folder opened (closed)")
         why = f" (a probe of {needed_by} searches its captures and promotions there)" if needed_by else ""
-        return MissingTableError(key, f"no table for {key} in {where}{why}")
+        return MissingTableError(key, f"no table for {key} in {', '.join(self._directories)}{why}; make it with: "
+                                      f"tablebase generate {key} --out {self._directories[0]}")
+
+    def materials(self) -> list[str]:
+        """The materials whose tables the opened folders hold, smallest first.
+
+        >>> with open_tablebase("data/test-tables") as tablebase:
+        ...     tablebase.materials()[:3]
+        ...
+        ['KvK', 'KBvK', 'KNvK']
+        """
+        with self._lock:
+            return sorted(self._folders, key=lambda k: (len(k), k))
+
+    def largest_table(self) -> int:
+        """Pieces of the largest table in the opened folders (2 when there is none: KvK
+        needs no table).
+
+        >>> with open_tablebase("data/test-tables") as tablebase:
+        ...     tablebase.largest_table()
+        ...
+        4
+        """
+        return max((Material.parse(key).num_pieces for key in self.materials()), default=2)
 
     def _table(self, key: str) -> int | None:
         """The engine's id of ``key``'s table, opened on first use; None for KvK without a
@@ -325,10 +392,16 @@ class Tablebase:
 
     def _check_probeable(self, board: chess.Board) -> None:
         if board.castling_rights:
-            raise CastlingRightsError(f"tables hold no positions with castling rights: {board.fen()}")
+            given = fen_as_given(board)
+            rights = given.split()[2]
+            why = "" if board.clean_castling_rights() else " (which this position cannot have either)"
+            raise CastlingRightsError(f"castling rights {rights}{why}: tables hold positions without castling "
+                                      f"rights: {given}")
         pieces = board.occupied.bit_count()
         if pieces > MAX_PIECES:
-            raise TooManyPiecesError(f"{pieces} pieces, tables hold at most {MAX_PIECES}: {board.fen()}")
+            where = ", ".join(self._directories) or "no folder (closed)"
+            raise TooManyPiecesError(f"{pieces} pieces: the largest table in {where} has {self.largest_table()} "
+                                     f"(tables can have at most {MAX_PIECES}): {fen_as_given(board)}")
 
     def _value(self, board: chess.Board, wdl_only: bool = False) -> tuple[int, int]:
         """(wdl, dtm) of a board, from the side to move (``wdl_only``: the dtm is not)."""
@@ -675,52 +748,93 @@ class Tablebase:
         except NoSubtable as e:
             raise self._missing(e.material, key) from None
 
-    def probe_wdl_batch(self, boards: Iterable[chess.Board | str]) -> np.ndarray:
-        """:meth:`probe_wdl` of each board or FEN, as an int8 array. Raises like
-        :meth:`probe_wdl` (and :exc:`BadFenError`) at the first position it cannot answer.
+    def probe_wdl_batch(self, boards: Iterable[chess.Board | str], *, default: int | None = None) -> np.ndarray:
+        """:meth:`probe_wdl` of each board or FEN, as an int8 array. Without ``default``
+        it raises like :meth:`probe_wdl` (and :exc:`BadFenError`) for a position it
+        cannot answer; with it, such positions (a missing table or sub-table, castling
+        rights, too many pieces, an illegal position, a bad FEN) get ``default`` and the
+        others their value.
 
         >>> with open_tablebase("data/test-tables") as tablebase:
         ...     tablebase.probe_wdl_batch(["8/8/8/8/8/8/8/K2kr3 w - - 0 1", "8/8/8/8/8/8/8/K2kr3 b - - 0 1"])
         ...
         array([-1,  1], dtype=int8)
+        >>> with open_tablebase("data/test-tables") as tablebase:
+        ...     tablebase.probe_wdl_batch(["8/8/8/8/8/8/8/K2kr3 b - - 0 1", "8/8/8/4k3/8/8/2Q5/K2Rr3 w - - 0 1"],
+        ...                               default=ILLEGAL_WDL)
+        ...
+        array([   1, -128], dtype=int8)
         """
-        return self._batch(boards)[0]
+        return self._batch(boards, default, np.int8)[0]
 
-    def probe_dtm_batch(self, boards: Iterable[chess.Board | str]) -> np.ndarray:
-        """:meth:`probe_dtm` of each board or FEN, as an int16 array.
+    def probe_dtm_batch(self, boards: Iterable[chess.Board | str], *, default: int | None = None) -> np.ndarray:
+        """:meth:`probe_dtm` of each board or FEN, as an int16 array; ``default`` as in
+        :meth:`probe_wdl_batch`.
 
         >>> with open_tablebase("data/test-tables") as tablebase:
         ...     tablebase.probe_dtm_batch(["8/8/8/8/8/8/8/K2kr3 w - - 0 1", "8/8/8/8/8/8/8/K2kr3 b - - 0 1"])
         ...
         array([-10,   5], dtype=int16)
         """
-        return self._batch(boards)[1]
+        return self._batch(boards, default, np.int16)[1]
 
-    def _batch(self, boards: Iterable[chess.Board | str]) -> tuple[np.ndarray, np.ndarray]:
-        boards = [_board(b) for b in boards]
+    def _batch(self, boards: Iterable[chess.Board | str], default: int | None,
+               dtype: type) -> tuple[np.ndarray, np.ndarray]:
+        if default is not None:
+            info = np.iinfo(dtype)
+            if not isinstance(default, (int, np.integer)) or not info.min <= default <= info.max:
+                raise ValueError(f"default must be an integer in [{info.min}, {info.max}], not {default!r}")
+        boards = list(boards)
         wdl = np.empty(len(boards), dtype=np.int8)
         dtm = np.empty(len(boards), dtype=np.int16)
+        answered = np.ones(len(boards), dtype=bool)
         # Plain boards are located one by one, then gathered per table in one go.
         groups: dict[str, tuple[list[int], list[int], list[int]]] = {}
         for i, board in enumerate(boards):
-            self._check_probeable(board)
-            if board.ep_square is not None:
-                wdl[i], dtm[i] = self._value_ep(board)
+            try:
+                board = _board(board)
+                self._check_probeable(board)
+                if board.ep_square is not None:
+                    wdl[i], dtm[i] = self._value_ep(board)
+                    continue
+                key, stm, idx = self._locate(board)
+            except (MissingTableError, PositionError, BadFenError):
+                if default is None:
+                    raise
+                answered[i] = False
                 continue
-            key, stm, idx = self._locate(board)
             positions, stms, idxs = groups.setdefault(key, ([], [], []))
             positions.append(i)
             stms.append(stm)
             idxs.append(idx)
         for key, (positions, stms, idxs) in groups.items():
-            t = self._table(key)
-            if t is None:
-                values = np.zeros(len(idxs), dtype=np.uint16)  # KvK: located boards are legal draws
-            else:
-                values = self._codes(key, t, np.array(stms, dtype=np.int64), np.array(idxs, dtype=np.int64), False)
+            try:
+                t = self._table(key)
+                if t is None:
+                    values = np.zeros(len(idxs), dtype=np.uint16)  # KvK: located boards are legal draws
+                else:
+                    values = self._codes(key, t, np.array(stms, dtype=np.int64), np.array(idxs, dtype=np.int64), False)
+            except MissingTableError:
+                if default is None:
+                    raise
+                # The table is missing, or a sub-table that some positions' searches need:
+                # those get the default, the others their value.
+                values = np.array([self._code_or(key, s, i, ILLEGAL) for s, i in zip(stms, idxs)], dtype=np.uint16)
+                answered[positions] = values != ILLEGAL
             wdl[positions] = _WDL_OF[values]
             dtm[positions] = _DTM_OF[values]
+        if default is not None:
+            wdl[~answered] = default if dtype is np.int8 else 0
+            dtm[~answered] = default if dtype is np.int16 else 0
         return wdl, dtm
+
+    def _code_or(self, key: str, stm: int, idx: int, missing: int) -> int:
+        """Exact code of a legal index, ``missing`` where its table or a sub-table its
+        search needs is missing."""
+        try:
+            return self._code(key, stm, idx)
+        except MissingTableError:
+            return missing
 
 
 #: Lichess's categories, worst first for the side to move.
@@ -748,6 +862,6 @@ def _board(board: chess.Board | str) -> chess.Board:
     if isinstance(board, chess.Board):
         return board
     try:
-        return chess.Board(board)
+        return chess.Board(board.replace("_", " "))  # underscores: FENs as in Lichess URLs
     except ValueError as e:
         raise BadFenError(f"bad FEN {board!r}: {e}") from e

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -41,3 +50,58 @@ def tables_34(ray_local) -> Path:
 
     generate_on_ray(all_materials(3) + all_materials(4), TEST_TABLES, workers=2)
     return TEST_TABLES
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A `tablebase serve` process reading its folders from TABLEBASE_PATH."""
+
+    def __init__(self, folders: list, extra: list[str] = ()):
+        self.port = free_port()
+        env = dict(os.environ, TABLEBASE_PATH=os.pathsep.join(map(str, folders)))
+        self.process = subprocess.Popen([sys.executable, "-m", "tablebase.cli", "serve", "--port", str(self.port),
+                                         *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.url = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(self.url + "/", timeout=2).read()
+                return
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.close()
+                    raise RuntimeError(f"the server did not start: {self.process.stdout.read()}")
+                time.sleep(0.2)
+
+    def get(self, path: str, fen: str | None = None) -> tuple[int, str, str]:
+        """(status, content type, body)."""
+        url = self.url + path + ("" if fen is None else "?" + urllib.parse.urlencode({"fen": fen}))
+        try:
+            with urllib.request.urlopen(url, timeout=30) as r:
+                return r.status, r.headers["content-type"], r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers["content-type"], e.read().decode()
+
+    def json(self, path: str, fen: str) -> dict:
+        status, kind, body = self.get(path, fen)
+        assert status == 200 and kind == "application/json", (status, body)
+        return json.loads(body)
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def server(tables_34):
+    """`tablebase serve` on the 3-4 piece tables (skips where the serve extra is absent)."""
+    pytest.importorskip("starlette", reason="the serve extra is not installed: pip install -e '.[serve]'")
+    pytest.importorskip("uvicorn", reason="the serve extra is not installed: pip install -e '.[serve]'")
+    s = Server([tables_34])
+    yield s
+    s.close()

@@ -17,6 +17,7 @@ import pytest
 
 from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.material import all_materials, dependency_order
+from tablebase.errors import MissingTableError
 from tablebase.generate.values import DECIDED, ILLEGAL
 from tablebase.generate.pipeline import (LocalPartitions, generate, generate_table, load_subtables, run_passes,
                                         write_table_manifest)
@@ -136,7 +137,7 @@ def test_a_corrupted_shard_is_regenerated(tables_34, tmp_path):
 
 
 def test_missing_subtable_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="sub-table KQvK of KQvKR is missing"):
+    with pytest.raises(MissingTableError, match="sub-table KQvK of KQvKR is missing.*tablebase generate KQvK"):
         generate_table(tmp_path, "KQvKR")
 
 

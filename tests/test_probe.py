@@ -232,8 +232,16 @@ def test_open_tablebase_is_exported_lazily():
 
 def test_docstring_examples(tables_34, monkeypatch):
     monkeypatch.chdir(tables_34.parents[1])  # the examples name data/test-tables
-    result = doctest.testmod(tablebase.probe)
-    assert result.attempted > 0 and result.failed == 0
+    import tablebase.cli
+    import tablebase.endgame.pychess
+    import tablebase.errors
+    import tablebase.lichess
+    import tablebase.plan
+    import tablebase.stats
+    for module in (tablebase.probe, tablebase.errors, tablebase.lichess, tablebase.endgame.pychess, tablebase.stats,
+                   tablebase.plan, tablebase.cli):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
 
 
 # -- batches --------------------------------------------------------------------------
@@ -320,32 +328,38 @@ MATE_IN_ONE = "7k/8/6K1/8/8/1Q6/8/8 w - - 0 1"  # Qb8# mates; Qf7, Kh6 and other
 
 
 def test_cli_probe_json(tables_34, gaviota, capsys):
+    """--json prints lila-tablebase's JSON: the root, and each move by the position after it."""
     assert main(["probe", MATE_IN_ONE, "--tables", str(tables_34), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert {k: out[k] for k in ("fen", "material", "turn", "category", "wdl", "dtm")} == {
-        "fen": MATE_IN_ONE, "material": "KQvK", "turn": "white", "category": "win", "wdl": 1, "dtm": 1}
+    assert {k: out[k] for k in ("category", "dtm", "checkmate", "stalemate", "dtz")} == {
+        "category": "win", "dtm": 1, "checkmate": False, "stalemate": False, "dtz": None}
     board = chess.Board(MATE_IN_ONE)
-    assert out["moves"][0] == {"uci": "b3b8", "san": "Qb8#", "category": "checkmate", "wdl": 1, "dtm": 1}
+    assert {k: out["moves"][0][k] for k in ("uci", "san", "category", "checkmate", "dtm")} == {
+        "uci": "b3b8", "san": "Qb8#", "category": "loss", "checkmate": True, "dtm": None}
     assert sorted(m["uci"] for m in out["moves"]) == sorted(m.uci() for m in board.legal_moves)
     for m in out["moves"]:
         board.push_uci(m["uci"])
         child = gaviota.probe_dtm(board)
-        assert (m["wdl"], m["dtm"]) == mover_value(gaviota_wdl(child, board), child), m
-        assert (m["category"] == "stalemate") == board.is_stalemate(), m
+        assert m["dtm"] == (None if board.is_checkmate() else child), m
+        assert m["stalemate"] == board.is_stalemate() and m["checkmate"] == board.is_checkmate(), m
         board.pop()
 
 
 def test_cli_probe_text(tables_34, capsys):
     assert main(["probe", "8/8/8/8/8/8/8/K2kr3 w - - 0 1", "--tables", str(tables_34)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "8/8/8/8/8/8/8/K2kr3 w - - 0 1  KRvK, White to move: loss, DTM -10"
-    assert lines[1].split() == ["move", "result", "DTM"]
-    assert [line.split() for line in lines[2:]] == [["Kb2", "loss", "-10"], ["Kb1", "loss", "-8"],
-                                                    ["Ka2", "loss", "-6"]]
+    assert lines[0] == "8/8/8/8/8/8/8/K2kr3 w - - 0 1  KRvK, White to move: loss, mated in 5, 10 plies"
+    assert lines[1].split() == ["move", "result", "for", "White", "DTM"]
+    assert [line.split() for line in lines[2:]] == [["Kb2", "loss", "mated", "in", "5,", "10", "plies"],
+                                                    ["Kb1", "loss", "mated", "in", "4,", "8", "plies"],
+                                                    ["Ka2", "loss", "mated", "in", "3,", "6", "plies"]]
     assert main(["probe", MATE_IN_ONE, "--tables", str(tables_34)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].endswith("KQvK, White to move: win, DTM 1")
-    assert lines[2].split() == ["Qb8#", "checkmate", "1"]
-    assert ["Qf7", "stalemate", "-"] in [line.split() for line in lines]
-    assert main(["probe", "8/8/8/8/8/2k5/1q6/K7 w - - 0 1", "--tables", str(tables_34)]) == 0
-    assert capsys.readouterr().out.splitlines() == ["8/8/8/8/8/2k5/1q6/K7 w - - 0 1  KQvK, White to move: checkmate"]
+    assert lines[0].endswith("KQvK, White to move: win, mate in 1, 1 ply")
+    assert lines[2].split() == ["Qb8#", "win", "checkmate"]
+    assert ["Qf7", "draw", "stalemate"] in [line.split() for line in lines]
+    assert main(["probe", "8/8/8/8/8/2k5/1q6/K7_w_-_-_0_1", "--tables", str(tables_34)]) == 0  # underscores
+    assert capsys.readouterr().out.splitlines() == [
+        "8/8/8/8/8/2k5/1q6/K7 w - - 0 1  KQvK, White to move: loss, checkmated"]
+
+

@@ -56,7 +56,8 @@ def test_missing_table(tb, tables_34):
     with pytest.raises(KeyError) as e:
         tb.probe_wdl(board)
     assert e.value.material == "KQRvKR"
-    assert str(e.value) == f"no table for KQRvKR in {tables_34}"  # no KeyError quotes
+    assert str(e.value) == (f"no table for KQRvKR in {tables_34}; make it with: "  # no KeyError quotes
+                            f"tablebase generate KQRvKR --out {tables_34}")
     with pytest.raises(MissingTableError, match="KQRvKR"):
         tb.probe_batch_indices("KQRvKR", 0, [0])
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material
 from ..endgame.movegen import ExitMap
+from ..errors import MissingTableError
 from ..store import CorruptTableError, TableReader, table_complete
 from . import kernels as K
 from .values import class_of_stored_dtz, zcodes_from_stored
@@ -63,7 +64,8 @@ def _exact_subtables(out: Path, key: str, side: int, memo: Memo, hash_check: boo
     subs = exits.subtables
     for sub in subs:
         if not table_complete(out / sub.key, sub.key, hash_check=False):
-            raise FileNotFoundError(f"sub-table {sub.key} of {key} is missing or incomplete in {out}")
+            raise MissingTableError(sub.key, f"sub-table {sub.key} of {key} is missing or incomplete in {out}; "
+                                             f"make it with: tablebase generate {sub.key} --out {out}")
     return SubtableValues.build([IndexScheme.of(sub.key).size for sub in subs], exits.sides_reached(side),
                                 lambda i, s, into: load_side(out, subs[i].key, s, into=into, hash_check=hash_check,
                                                              memo=memo))

@@ -23,16 +23,12 @@ import pyarrow as pa
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material
 from ..endgame.movegen import ExitMap
+from ..errors import GenerationError  # noqa: F401  (raised here; re-exported for old imports)
 from ..store.checkpoint import CorruptCheckpointError
 from ..store import Coding, ShardInfo, write_shard
 from ..store.layout import candidate_orders, order_cost
 from . import kernels as K
 from . import values as V
-
-
-class GenerationError(RuntimeError):
-    """A table could not be generated (workers lost again and again, inconsistent sub-tables);
-    complete tables and the last checkpoint are kept, so a re-run resumes."""
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,11 @@ from ..endgame.index import D_N, decode, encode, is_valid
 from ..endgame.material import MAX_PIECES
 from ..endgame.movegen import MAX_MOVES, SQ_BIT, ExitMap, _exits_into, attacked
 from ..generate.values import DECIDED, DEPTH_MASK, DRAW, ILLEGAL, rank_of_stored
-
-#: An exact code not yet known (exact codes are DRAW, DECIDED + d or ILLEGAL).
-UNKNOWN = np.uint16(0xFFFE)
 from ..store import TableReader
 from ..store.layout import storage_row
 
+#: An exact code not yet known (exact codes are DRAW, DECIDED + d or ILLEGAL).
+UNKNOWN = np.uint16(0xFFFE)
 OK, MISS, NO_TABLE = 0, 1, 2
 #: Sub-table ids in the registry for a sub-table without one: KvK (every position a
 #: draw); the ones not found are -3, -4, ... (see :meth:`Engine._no_subtable`).
@@ -579,6 +578,26 @@ class Engine:
                     out = np.empty_like(sorted_out)
                     out[order] = sorted_out
                     return out
+
+    def _block_keys(self, t: int) -> list[int]:
+        reader = self.readers[t]
+        return [int(block_key(t, stm, s, b)) for stm, side in enumerate(reader.shards) for s, shard in enumerate(side)
+                for b in range(-(-shard.info.rows // reader.block_rows))]
+
+    def blocks(self, t: int) -> int:
+        """Blocks (row groups) of table ``t``, both sides: the pool slots it takes whole."""
+        return len(self._block_keys(t))
+
+    def slots(self) -> int:
+        """Blocks the pool holds."""
+        return len(self._vals)
+
+    def load_blocks(self, t: int) -> None:
+        """Decode every block of table ``t`` that the pool lacks into it."""
+        with self._lock:
+            for key in self._block_keys(t):
+                if pool_find(self._index, len(self._vals), np.int64(key)) < 0:
+                    self._load(key)
 
     def cache_info(self) -> tuple[int, int, int, int, int]:
         """(blocks held, their bytes, the bound, hits, misses)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import CorruptTableError, TableFormatError
 from .files import publish, temporary_name
 
 #: Version of the table format this code writes and reads. 1: ``manifest.json`` beside
@@ -35,15 +36,6 @@ METADATA_KEY = b"tablebase.manifest"
 SCHEMA = pa.schema([("index", pa.int64()), ("value", pa.int16()), ("dtz", pa.int16())])
 #: What the columns hold: python-chess's names of the values they give.
 METRICS = ["wdl", "dtm", "wdl50", "dtz"]
-
-
-class CorruptTableError(ValueError):
-    """A shard or manifest does not match what was written: missing, truncated, flipped
-    bytes, or a footer that names another table."""
-
-
-class TableFormatError(CorruptTableError):
-    """A table written in another format version than this code reads."""
 
 
 def side_folder(side: str) -> str:

@@ -1,0 +1,202 @@
+"""Lichess's tablebase JSON (lila-tablebase's ``/standard`` and ``/standard/mainline``).
+
+The one owner of that contract: the server and ``tablebase probe --json`` print what these
+functions return. Conventions, as lila-tablebase's ``src/response.rs`` and
+``src/tablebases.rs`` have them:
+
+* the root describes the position; each entry of ``moves`` describes the position *after*
+  that move, from the side to move there (so the best move has category ``loss`` and a
+  negative ``dtm``), ordered best first by Lichess's sort key (:func:`move_sort_key`);
+* ``dtm`` is plies, signed from the side to move, ``0`` for a draw and ``null`` for a
+  checkmated side (Gaviota's ``Dtw(0)`` is kept for draws there); ``dtz`` and
+  ``precise_dtz`` are ``null`` where the tables hold no DTZ;
+* keys come in the order Lichess serialises them, ``variant_win`` / ``variant_loss`` /
+  ``dtw`` / ``dtc`` included (``false`` / ``null`` in standard chess).
+
+Every value of a position comes from :func:`position_values`: it is the one place that
+reads the tables.
+
+>>> import chess, tablebase
+>>> with tablebase.open_tablebase("data/test-tables") as tb:
+...     reply = probe_json(tb, chess.Board("4k3/6KP/8/8/8/8/7p/8 w - - 0 1"))
+...
+>>> reply["category"], reply["dtm"], reply["moves"][0]["san"], reply["moves"][0]["dtm"]
+('win', 17, 'h8=Q+', -16)
+"""
+
+from __future__ import annotations
+
+import chess
+
+from .errors import MissingTableError, PositionError
+
+__all__ = ["CATEGORIES", "mainline_json", "move_sort_key", "negate", "position_values", "probe_json"]
+
+#: Lichess's categories, worst first for the side to move (lila-tablebase's
+#: ``PessimisticUnknown`` order: an unknown result sorts just above a loss).
+CATEGORIES = ("loss", "unknown", "syzygy-loss", "maybe-loss", "blessed-loss", "draw", "cursed-win", "maybe-win",
+              "syzygy-win", "win")
+_RANK = {c: i for i, c in enumerate(CATEGORIES)}
+_POSITIVE = frozenset({"cursed-win", "maybe-win", "syzygy-win", "win"})
+_NEGATION = {"loss": "win", "win": "loss", "syzygy-loss": "syzygy-win", "syzygy-win": "syzygy-loss",
+             "maybe-loss": "maybe-win", "maybe-win": "maybe-loss", "blessed-loss": "cursed-win",
+             "cursed-win": "blessed-loss", "draw": "draw", "unknown": "unknown"}
+_FROM_WDL = {1: "win", 0: "draw", -1: "loss"}
+# A root category that settles an ambiguous (rounded DTZ) category of the moves leading
+# the list: lila-tablebase's fix-up after sorting.
+_SETTLED_BY_ROOT = {"win": ("syzygy-loss", "loss"), "cursed-win": ("syzygy-loss", "blessed-loss"),
+                    "blessed-loss": ("syzygy-win", "cursed-win"), "loss": ("syzygy-win", "win")}
+
+
+def negate(category: str) -> str:
+    """The category of the same result seen from the other side.
+
+    >>> negate("cursed-win"), negate("unknown")
+    ('blessed-loss', 'unknown')
+    """
+    return _NEGATION[category]
+
+
+def position_values(tb, board: chess.Board) -> dict:
+    """Lichess's description of a position (its ``PositionInfo``): ``checkmate``,
+    ``stalemate``, ``variant_win``, ``variant_loss``, ``insufficient_material``, ``dtz``,
+    ``precise_dtz``, ``dtm``, ``dtw``, ``dtc``, ``category``, in that order.
+
+    Values no table gives (castling rights, a missing table) are ``null`` and the category
+    ``unknown``. The tables hold no DTZ yet: ``dtz`` and ``precise_dtz`` are ``null`` and the
+    category comes from the value without the 50-move rule (``win`` / ``draw`` / ``loss``;
+    a checkmate is a ``loss``). With the 50-move values this is the one place to change:
+    lila-tablebase then takes the category from DTZ and the halfmove clock, and calls a
+    mate given after the clock of the position before reached 100 a ``blessed-loss``.
+
+    >>> import tablebase
+    >>> with tablebase.open_tablebase("data/test-tables") as tb:
+    ...     values = position_values(tb, chess.Board("8/8/8/8/8/8/8/K2kr3 w - - 0 1"))
+    ...
+    >>> values["category"], values["dtm"], values["dtz"]
+    ('loss', -10, None)
+    """
+    # One legal move found decides both mate and stalemate (is_checkmate and
+    # is_stalemate would each look for one).
+    has_move = any(board.generate_legal_moves())
+    check = board.is_check()
+    checkmate = not has_move and check
+    stalemate = not has_move and not check
+    insufficient = board.is_insufficient_material()
+    dtm = None
+    category = "unknown"
+    if stalemate or insufficient:
+        category = "draw"
+    elif checkmate:
+        category = "loss"
+    if not board.castling_rights and not checkmate:
+        try:
+            dtm = tb.probe_dtm(board)
+        except (MissingTableError, PositionError):
+            pass  # unknown, as Lichess has a position its tables do not answer
+        else:
+            if category == "unknown":
+                category = _FROM_WDL[(dtm > 0) - (dtm < 0)]
+    return {"checkmate": checkmate, "stalemate": stalemate, "variant_win": False, "variant_loss": False,
+            "insufficient_material": insufficient, "dtz": None, "precise_dtz": None, "dtm": dtm, "dtw": None,
+            "dtc": None, "category": category}
+
+
+def _tightening(metric: int | None) -> tuple:
+    """lila-tablebase's ``tightening_metric_sort_key``: -1, -2, ..., then None and 0,
+    then ..., 2, 1."""
+    return ((0, -metric) if metric is not None and metric < 0 else (1, 0),
+            (1, -metric) if metric is not None and metric > 0 else (0, 0))
+
+
+def move_sort_key(move: dict) -> tuple:
+    """Lichess's order of moves, best first (lila-tablebase ``MoveInfo::sort_key``): by the
+    category after the move (the opponent's loss first), a mate, a stalemate or dead
+    draw, the fastest mate / longest resistance (``dtm``), a conversion, then a zeroing
+    move (wanted when winning, avoided when not) and ``dtz``, then the largest capture and
+    promotion. ``move`` holds the keys of a move entry and ``capture`` / ``promotion``
+    (python-chess piece types or None)."""
+    positive = move["category"] in _POSITIVE
+    dtz = move["dtz"]
+    return (_RANK[move["category"]],
+            (not move["checkmate"], not move["variant_loss"], move["variant_win"]),
+            (not move["stalemate"], not move["insufficient_material"]),
+            _tightening(move["dtm"]),
+            (move["conversion"] != (not positive), _tightening(move["dtc"])),
+            (move["zeroing"] != (not positive), (0, 0) if dtz is None else (1, -dtz)),
+            tuple((1, 0) if role is None else (0, -role) for role in (move["capture"], move["promotion"])))
+
+
+def _moves(tb, board: chess.Board) -> list[dict]:
+    """Every legal move with the values after it, in Lichess's order."""
+    moves = []
+    child = board.copy(stack=False)
+    for move in board.generate_legal_moves():
+        capture = chess.PAWN if board.is_en_passant(move) else board.piece_type_at(move.to_square)
+        entry = {"uci": move.uci(), "san": child.san_and_push(move), "zeroing": board.is_zeroing(move),
+                 "conversion": capture is not None or move.promotion is not None}
+        entry.update(position_values(tb, child))
+        child.pop()
+        entry["capture"], entry["promotion"] = capture, move.promotion
+        moves.append(entry)
+    moves.sort(key=move_sort_key)
+    for m in moves:
+        del m["capture"], m["promotion"]
+    return moves
+
+
+def probe_json(tb, board: chess.Board) -> dict:
+    """lila-tablebase's ``/standard`` answer for ``board``: the root's
+    :func:`position_values`, its ``category`` the negation of the best move's, and
+    ``moves``, best first.
+
+    >>> import tablebase
+    >>> with tablebase.open_tablebase("data/test-tables") as tb:
+    ...     reply = probe_json(tb, chess.Board("8/8/8/8/8/8/8/K2kr3 b - - 0 1"))
+    ...
+    >>> reply["category"], [(m["uci"], m["category"], m["dtm"]) for m in reply["moves"][:2]]
+    ('win', [('d1c2', 'loss', -4), ('d1c1', 'loss', -4)])
+    """
+    moves = _moves(tb, board)
+    root = position_values(tb, board)
+    settle = _SETTLED_BY_ROOT.get(root["category"])
+    if settle is not None:
+        for m in moves:
+            if m["category"] != settle[0]:
+                break
+            m["category"] = settle[1]
+    if moves:
+        root["category"] = negate(moves[0]["category"])
+    root["moves"] = moves
+    return root
+
+
+def mainline_json(tb, board: chess.Board) -> dict:
+    """lila-tablebase's ``/standard/mainline`` answer: the line of best moves (the first of
+    :func:`probe_json`'s list each time) until the game ends or the halfmove clock reaches
+    100, each step with the ``dtz`` after it; ``winner`` ``"w"`` / ``"b"`` when the line ends
+    in mate, else ``null``. A drawn root has an empty line.
+
+    >>> import tablebase
+    >>> with tablebase.open_tablebase("data/test-tables") as tb:
+    ...     line = mainline_json(tb, chess.Board("8/8/8/8/8/8/8/K2kr3 b - - 0 1"))
+    ...
+    >>> len(line["mainline"]), line["winner"]
+    (5, 'b')
+    """
+    root = position_values(tb, board)
+    mainline = []
+    position = board.copy(stack=False)
+    if root["category"] not in ("draw", "unknown"):
+        while position.halfmove_clock < 100:
+            moves = _moves(tb, position)
+            if not moves or moves[0]["category"] == "unknown":
+                break
+            best = moves[0]
+            mainline.append({"uci": best["uci"], "san": best["san"], "dtz": best["dtz"],
+                             "precise_dtz": best["precise_dtz"]})
+            position.push_uci(best["uci"])
+    winner = None
+    if position.is_checkmate():
+        winner = "b" if position.turn == chess.WHITE else "w"
+    return {"mainline": mainline, "winner": winner, "dtz": root["dtz"], "precise_dtz": root["precise_dtz"]}
