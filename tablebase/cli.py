@@ -64,11 +64,16 @@ class ProgressDisplay:
                 what += f", resumed from ply {stats.resumed_from}"
             if stats.restarts:
                 what += f", {stats.restarts} restart{'s' * (stats.restarts > 1)}"
-        counts = "  ".join(f"{side}: +{c[side]['wins']:,} ={c[side]['draws']:,} -{c[side]['losses']:,}"
-                           for side in ("w", "b"))
-        self.stream.write(f"{stats.material:10} {what:42}  longest DTM {stats.longest_dtm:4d}  "
-                          f"{stats.bytes / 1e6:7.2f} MB  {counts}\n")
+            what += f", DTZ {stats.dtz_seconds:.1f} s in {stats.dtz_passes} pass{'es' * (stats.dtz_passes > 1)}"
+        self.stream.write(f"{stats.material:10} {what:42}  longest DTM {stats.longest_dtm:4d} DTZ "
+                          f"{stats.longest_dtz:4d}  {stats.bytes / 1e6:7.2f} MB  {counts_text(c)}\n")
         self.stream.flush()
+
+
+def counts_text(c: dict) -> str:
+    """Wins (cursed ones among them), draws and losses (blessed ones) per side to move."""
+    return "  ".join(f"{side}: +{c[side]['wins']:,} (cursed {c[side]['cursed_wins']:,}) ={c[side]['draws']:,} "
+                     f"-{c[side]['losses']:,} (blessed {c[side]['blessed_losses']:,})" for side in ("w", "b"))
 
 
 def _config_from_args(args) -> JobConfig:
@@ -223,7 +228,8 @@ def cmd_info(args) -> int:
             rows.append({"material": key, "complete": False})
             continue
         rows.append({"material": key, "complete": True, "index_size": m.index_size, "counts": m.counts(),
-                     "longest_dtm": m.longest_dtm, "bytes": m.total_bytes, "shards": len(m.shards)})
+                     "longest_dtm": m.longest_dtm, "longest_dtz": m.longest_dtz, "metrics": m.metrics,
+                     "bytes": m.total_bytes, "shards": len(m.shards)})
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -234,8 +240,9 @@ def cmd_info(args) -> int:
             continue
         total += r["bytes"]
         c = r["counts"]
-        legal = sum(sum(v.values()) for v in c.values())
-        print(f"{r['material']:10} {legal:>12,d} positions  longest DTM {r['longest_dtm']:4d}  "
+        legal = sum(v["wins"] + v["draws"] + v["losses"] for v in c.values())
+        print(f"{r['material']:10} {legal:>12,d} positions  longest DTM {r['longest_dtm']:4d} DTZ "
+              f"{r['longest_dtz']:4d}  {counts_text(c)}  "
               f"{r['bytes']:>12,d} bytes  {8 * r['bytes'] / max(1, 2 * r['index_size']):.2f} bits/index")
     print(f"total {total:,d} bytes in {len(rows)} tables")
     return 0
@@ -290,21 +297,23 @@ def cmd_probe(args) -> int:
     with open_tablebase(_folders(args.tables)) as tablebase:
         tablebase.probe_dtm(board)  # raises for a board no table answers
         reply = probe_json(tablebase, board)
+        dtz = {m.move.uci(): m.dtz for m in tablebase.probe_moves(board)}
     if args.json:  # lila-tablebase's JSON: each move describes the position after it
         print(json.dumps(reply, indent=1))
         return 0
     side = "White" if board.turn else "Black"  # chess.WHITE is True
     what = "checkmated" if reply["checkmate"] else "stalemate" if reply["stalemate"] else plies_text(reply["dtm"])
-    print(f"{board.fen()}  {board_material(board)[0]}, {side} to move: {reply['category']}"
-          + (f", {what}" if what else ""))
+    clock = f" (halfmove clock {board.halfmove_clock})" if board.halfmove_clock else ""
+    print(f"{board.fen()}  {board_material(board)[0]}, {side} to move: {reply['category']}{clock}"
+          + (f", {what}" if what else "") + (f", DTZ {reply['dtz']}" if reply["dtz"] else ""))
     if reply["moves"]:
-        print(f"{'move':8} {'result for ' + side:17} DTM")
+        print(f"{'move':8} {'result for ' + side:17} {'DTZ':>4}  DTM")
         for m in reply["moves"]:
             # The mover's result: the position after the move, seen from the other side.
             dtm = m["dtm"]
             mover = None if dtm is None else -dtm + (1 if dtm < 0 else -1 if dtm > 0 else 0)
             mark = "checkmate" if m["checkmate"] else "stalemate" if m["stalemate"] else plies_text(mover)
-            print(f"{m['san']:8} {negate(m['category']):17} {mark}")
+            print(f"{m['san']:8} {negate(m['category']):17} {dtz[m['uci']]:4d}  {mark}")
     return 0
 
 

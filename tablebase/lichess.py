@@ -9,7 +9,7 @@ functions return. Conventions, as lila-tablebase's ``src/response.rs`` and
   negative ``dtm``), ordered best first by Lichess's sort key (:func:`move_sort_key`);
 * ``dtm`` is plies, signed from the side to move, ``0`` for a draw and ``null`` for a
   checkmated side (Gaviota's ``Dtw(0)`` is kept for draws there); ``dtz`` and
-  ``precise_dtz`` are ``null`` where the tables hold no DTZ;
+  ``precise_dtz`` are the exact DTZ50'' (``null`` where no table answers);
 * keys come in the order Lichess serialises them, ``variant_win`` / ``variant_loss`` /
   ``dtw`` / ``dtc`` included (``false`` / ``null`` in standard chess).
 
@@ -41,7 +41,6 @@ _POSITIVE = frozenset({"cursed-win", "maybe-win", "syzygy-win", "win"})
 _NEGATION = {"loss": "win", "win": "loss", "syzygy-loss": "syzygy-win", "syzygy-win": "syzygy-loss",
              "maybe-loss": "maybe-win", "maybe-win": "maybe-loss", "blessed-loss": "cursed-win",
              "cursed-win": "blessed-loss", "draw": "draw", "unknown": "unknown"}
-_FROM_WDL = {1: "win", 0: "draw", -1: "loss"}
 # A root category that settles an ambiguous (rounded DTZ) category of the moves leading
 # the list: lila-tablebase's fix-up after sorting.
 _SETTLED_BY_ROOT = {"win": ("syzygy-loss", "loss"), "cursed-win": ("syzygy-loss", "blessed-loss"),
@@ -57,24 +56,26 @@ def negate(category: str) -> str:
     return _NEGATION[category]
 
 
-def position_values(tb, board: chess.Board) -> dict:
+def position_values(tb, board: chess.Board, halfmoves_before: int | None = None) -> dict:
     """Lichess's description of a position (its ``PositionInfo``): ``checkmate``,
     ``stalemate``, ``variant_win``, ``variant_loss``, ``insufficient_material``, ``dtz``,
     ``precise_dtz``, ``dtm``, ``dtw``, ``dtc``, ``category``, in that order.
 
     Values no table gives (castling rights, a missing table) are ``null`` and the category
-    ``unknown``. The tables hold no DTZ yet: ``dtz`` and ``precise_dtz`` are ``null`` and the
-    category comes from the value without the 50-move rule (``win`` / ``draw`` / ``loss``;
-    a checkmate is a ``loss``). With the 50-move values this is the one place to change:
-    lila-tablebase then takes the category from DTZ and the halfmove clock, and calls a
-    mate given after the clock of the position before reached 100 a ``blessed-loss``.
+    ``unknown``. ``dtz`` and ``precise_dtz`` are both the exact DTZ50'' (python-chess's
+    ``probe_dtz`` convention, -1 for a checkmated side: lila-tablebase's Syzygy values,
+    never rounded here). The category is lila-tablebase's: with ``halfmoves_before`` (the
+    clock of the position before, default the board's less one) at 100 or more, a decided
+    position is a ``cursed-win`` / ``blessed-loss`` (a mate a ``blessed-loss``), else
+    :meth:`~tablebase.probe.Tablebase.probe_category` with the board's clock (``win``,
+    ``maybe-win``, ``cursed-win``, ``draw``, ...); from 150 plies on, the 75-move rule's draw.
 
     >>> import tablebase
     >>> with tablebase.open_tablebase("data/test-tables") as tb:
     ...     values = position_values(tb, chess.Board("8/8/8/8/8/8/8/K2kr3 w - - 0 1"))
     ...
     >>> values["category"], values["dtm"], values["dtz"]
-    ('loss', -10, None)
+    ('loss', -10, -10)
     """
     # One legal move found decides both mate and stalemate (is_checkmate and
     # is_stalemate would each look for one).
@@ -83,22 +84,26 @@ def position_values(tb, board: chess.Board) -> dict:
     checkmate = not has_move and check
     stalemate = not has_move and not check
     insufficient = board.is_insufficient_material()
-    dtm = None
+    before = max(board.halfmove_clock - 1, 0) if halfmoves_before is None else halfmoves_before
+    dtm = dtz = None
     category = "unknown"
-    if stalemate or insufficient:
+    if not board.castling_rights:
+        try:
+            dtz = tb.probe_dtz(board)
+            dtm = None if checkmate else tb.probe_dtm(board)
+        except (MissingTableError, PositionError):
+            dtz = dtm = None  # unknown, as Lichess has a position its tables do not answer
+    if stalemate or insufficient or dtz == 0 or (board.halfmove_clock >= 150 and not checkmate):
         category = "draw"
     elif checkmate:
-        category = "loss"
-    if not board.castling_rights and not checkmate:
-        try:
-            dtm = tb.probe_dtm(board)
-        except (MissingTableError, PositionError):
-            pass  # unknown, as Lichess has a position its tables do not answer
+        category = "loss" if before < 100 else "blessed-loss"
+    elif dtz is not None:
+        if before >= 100:
+            category = "blessed-loss" if dtz < 0 else "cursed-win"
         else:
-            if category == "unknown":
-                category = _FROM_WDL[(dtm > 0) - (dtm < 0)]
+            category = tb.probe_category(board)
     return {"checkmate": checkmate, "stalemate": stalemate, "variant_win": False, "variant_loss": False,
-            "insufficient_material": insufficient, "dtz": None, "precise_dtz": None, "dtm": dtm, "dtw": None,
+            "insufficient_material": insufficient, "dtz": dtz, "precise_dtz": dtz, "dtm": dtm, "dtw": None,
             "dtc": None, "category": category}
 
 
@@ -135,7 +140,7 @@ def _moves(tb, board: chess.Board) -> list[dict]:
         capture = chess.PAWN if board.is_en_passant(move) else board.piece_type_at(move.to_square)
         entry = {"uci": move.uci(), "san": child.san_and_push(move), "zeroing": board.is_zeroing(move),
                  "conversion": capture is not None or move.promotion is not None}
-        entry.update(position_values(tb, child))
+        entry.update(position_values(tb, child, board.halfmove_clock))
         child.pop()
         entry["capture"], entry["promotion"] = capture, move.promotion
         moves.append(entry)

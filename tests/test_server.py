@@ -4,11 +4,18 @@ place, the move order, the status codes; values against the Gaviota oracle."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import chess
 import chess.gaviota
+import chess.syzygy
 import pytest
 
 from conftest import Server
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from check_oracle import dtz_agrees  # noqa: E402
 
 # Keys in the order lila-tablebase serialises them (serde: PositionInfo flattened).
 POSITION_KEYS = ["checkmate", "stalemate", "variant_win", "variant_loss", "insufficient_material", "dtz",
@@ -25,6 +32,17 @@ def gaviota(oracle_dir):
         yield t
 
 
+@pytest.fixture(scope="module")
+def syzygy(oracle_dir):
+    with chess.syzygy.open_tablebase(oracle_dir / "syzygy") as t:
+        yield t
+
+
+def lichess_dtz(syzygy, board: chess.Board) -> int:
+    """Syzygy's DTZ as the oracle gives it (python-chess: -1 for a checkmated side)."""
+    return syzygy.probe_dtz(board)
+
+
 def lichess_dtm(gaviota, board: chess.Board) -> int | None:
     """DTM as lila-tablebase reports it from Gaviota: plies from the side to move, 0 for a
     draw, None for a checkmated side (Gaviota's 0 there is reserved for draws)."""
@@ -33,11 +51,11 @@ def lichess_dtm(gaviota, board: chess.Board) -> int | None:
     return gaviota.probe_dtm(board)
 
 
-def category_of(board: chess.Board, dtm: int | None) -> str:
-    """The category our tables give without DTZ: from the sign of DTM (a mate: loss)."""
+def category_of(board: chess.Board, syzygy) -> str:
+    """The category at clock 0, from Syzygy's WDL (a mate: loss)."""
     if board.is_checkmate():
         return "loss"
-    return "win" if dtm > 0 else "loss" if dtm < 0 else "draw"
+    return {2: "win", 1: "cursed-win", 0: "draw", -1: "blessed-loss", -2: "loss"}[syzygy.probe_wdl(board)]
 
 
 def lichess_order_ok(a: dict, b: dict, capture: dict) -> bool:
@@ -63,16 +81,17 @@ def lichess_order_ok(a: dict, b: dict, capture: dict) -> bool:
     return True
 
 
-def check_reply(reply: dict, board: chess.Board, gaviota) -> None:
+def check_reply(reply: dict, board: chess.Board, gaviota, syzygy) -> None:
     assert list(reply) == ROOT_KEYS
     for key in ("checkmate", "stalemate", "variant_win", "variant_loss", "insufficient_material"):
         assert type(reply[key]) is bool
     assert reply["variant_win"] is reply["variant_loss"] is False
-    assert reply["dtz"] is reply["precise_dtz"] is reply["dtw"] is reply["dtc"] is None
+    assert reply["dtw"] is reply["dtc"] is None
+    assert reply["dtz"] == reply["precise_dtz"] and dtz_agrees(reply["dtz"], lichess_dtz(syzygy, board))
     assert reply["checkmate"] == board.is_checkmate() and reply["stalemate"] == board.is_stalemate()
     assert reply["insufficient_material"] == board.is_insufficient_material()
     assert reply["dtm"] == lichess_dtm(gaviota, board)
-    assert reply["category"] == category_of(board, reply["dtm"])
+    assert reply["category"] == category_of(board, syzygy)
     assert sorted(m["uci"] for m in reply["moves"]) == sorted(m.uci() for m in board.legal_moves)
     capture = {}
     for m in reply["moves"]:
@@ -87,13 +106,15 @@ def check_reply(reply: dict, board: chess.Board, gaviota) -> None:
         assert m["checkmate"] == board.is_checkmate() and m["stalemate"] == board.is_stalemate()
         assert m["insufficient_material"] == board.is_insufficient_material()
         assert m["dtm"] == lichess_dtm(gaviota, board), m
-        assert m["category"] == category_of(board, m["dtm"]) and m["category"] in CATEGORIES
-        assert m["dtz"] is m["precise_dtz"] is m["dtw"] is m["dtc"] is None
+        assert m["category"] == category_of(board, syzygy) and m["category"] in CATEGORIES
+        assert m["dtw"] is m["dtc"] is None
+        assert m["dtz"] == m["precise_dtz"] and dtz_agrees(m["dtz"], lichess_dtz(syzygy, board))
         board.pop()
     for a, b in zip(reply["moves"], reply["moves"][1:]):
         assert lichess_order_ok(a, b, capture), (a, b)
     if reply["moves"]:  # the root's category is the best move's, negated
-        negate = {"win": "loss", "loss": "win", "draw": "draw"}
+        negate = {"win": "loss", "loss": "win", "draw": "draw", "cursed-win": "blessed-loss",
+                  "blessed-loss": "cursed-win"}
         assert reply["category"] == negate[reply["moves"][0]["category"]]
 
 
@@ -110,15 +131,15 @@ POSITIONS = {
 
 
 @pytest.mark.parametrize("fen", POSITIONS.values(), ids=POSITIONS.keys())
-def test_standard(server, gaviota, fen):
+def test_standard(server, gaviota, syzygy, fen):
     board = chess.Board(fen)
     reply = server.json("/standard", fen.replace(" ", "_"))  # underscores, as in Lichess URLs
-    check_reply(reply, board, gaviota)
+    check_reply(reply, board, gaviota, syzygy)
     assert server.json("/standard", fen) == reply  # spaces too
 
 
 def test_lichess_documented_example(server):
-    """The example of the Lichess API's TablebaseJson.yaml (dtz aside: our tables hold none)."""
+    """The example of the Lichess API's TablebaseJson.yaml."""
     reply = server.json("/standard", "4k3/6KP/8/8/8/8/7p/8_w_-_-_0_1")
     assert (reply["category"], reply["dtm"], reply["checkmate"]) == ("win", 17, False)
     best = reply["moves"][0]
@@ -171,7 +192,7 @@ def test_mainline(server):
         board.push_uci(step["uci"])
     assert board.is_checkmate() and line["winner"] == "b" and len(line["mainline"]) == 5
     draw = server.json("/standard/mainline", POSITIONS["drawn"])
-    assert draw == {"mainline": [], "winner": None, "dtz": None, "precise_dtz": None}
+    assert draw == {"mainline": [], "winner": None, "dtz": 0, "precise_dtz": 0}
     got, _, body = server.get("/standard/mainline", "4k3/8/8/8/8/8/8/R3K3_w_Q_-_0_1")
     assert got == 404 and "castling" in body
 
