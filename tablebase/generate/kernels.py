@@ -554,14 +554,9 @@ def zinit_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcl
         slowest_loss = 0
         n_in = 0
         for k in range(m):
-            if o_sub[k] >= 0:
-                c = _zero_class(subcls, suboff, o_sub[k], o_stm[k], o_idx[k])
-            elif o_ep[k] == PAWN_PUSH:
-                c = np.int64(them_cls[o_idx[k]])
-            elif o_ep[k] >= 0:
-                c = _ep_vertex_class(desc, sq, stm, occ, o_ep[k], o_idx[k], exit_id, exit_flip, exit_perm, subdesc,
-                                     subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2)
-            else:
+            c = _move_class(desc, sq, stm, occ, k, o_sub, o_stm, o_idx, o_ep, exit_id, exit_flip, exit_perm, subdesc,
+                            subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2)
+            if c == PIECE_MOVE:
                 inside[n_in] = o_idx[k]
                 is_king[n_in] = o_ep[k] == KING_MOVE
                 n_in += 1
@@ -594,6 +589,26 @@ def zinit_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcl
             else:
                 zval[j] = ways
     return bad, overflow
+
+
+#: What :func:`_move_class` gives a piece move (which keeps the clock running).
+PIECE_MOVE = -9
+
+
+@njit(cache=True, inline="always")
+def _move_class(desc, sq, stm, occ, k, o_sub, o_stm, o_idx, o_ep, exit_id, exit_flip, exit_perm, subdesc, subcls,
+                suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2):
+    """The class of the position move ``k`` of the successor lists leads to, from the side
+    to move there, where it zeroes the clock (3: a sub-table side not loaded); PIECE_MOVE
+    for a piece move."""
+    if o_sub[k] >= 0:
+        return _zero_class(subcls, suboff, o_sub[k], o_stm[k], o_idx[k])
+    if o_ep[k] == PAWN_PUSH:
+        return np.int64(them_cls[o_idx[k]])
+    if o_ep[k] >= 0:
+        return _ep_vertex_class(desc, sq, stm, occ, o_ep[k], o_idx[k], exit_id, exit_flip, exit_perm, subdesc,
+                                subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2)
+    return np.int64(PIECE_MOVE)
 
 
 @njit(cache=True, inline="always")
@@ -696,7 +711,9 @@ def zverify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, 
         has_draw = False
         broken = False
         for k in range(m):
-            if o_sub[k] < 0 and o_ep[k] < 0 and o_ep[k] != PAWN_PUSH:
+            c = _move_class(desc, sq, stm, occ, k, o_sub, o_stm, o_idx, o_ep, exit_id, exit_flip, exit_perm, subdesc,
+                            subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2)
+            if c == PIECE_MOVE:
                 v = other[o_idx[k]]
                 if v == ILLEGAL:
                     broken = True
@@ -709,13 +726,6 @@ def zverify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, 
                 else:
                     has_draw = True
                 continue
-            if o_sub[k] >= 0:
-                c = _zero_class(subcls, suboff, o_sub[k], o_stm[k], o_idx[k])
-            elif o_ep[k] == PAWN_PUSH:
-                c = np.int64(them_cls[o_idx[k]])
-            else:
-                c = _ep_vertex_class(desc, sq, stm, occ, o_ep[k], o_idx[k], exit_id, exit_flip, exit_perm, subdesc,
-                                     subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2)
             if c == 3:
                 broken = True
                 continue
