@@ -9,7 +9,7 @@ least a draw (Thm 4.8).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass, field
 
 import chess
@@ -344,7 +344,9 @@ def prove(graph: SearchGraph, g: int, root: Hashable | None = None, order: str =
         if run.finished:
             win = bool(search.status(root))
             if win and shortest and deepen:
-                while (max_plies is None or plies <= max_plies) and search.cut_status(root, plies) is not True:
+                # No shorter proof than d: deepen while the bound is below it.
+                while (max_plies is None or plies <= max_plies) and plies <= search.depth(root) \
+                        and search.cut_status(root, plies) is not True:
                     found, spent = deepened(None)
                     nodes += spent
                     if found:
@@ -358,6 +360,8 @@ def prove(graph: SearchGraph, g: int, root: Hashable | None = None, order: str =
         nodes += spent
         if found is not None:
             return done(found, deepened=found)
+        if max_plies is not None and plies > max_plies:
+            return done(None)  # the deepening went as deep as asked
         share *= 2
 
 
@@ -386,11 +390,12 @@ def never_lose_move(graph: SearchGraph, player: int, opponent: Proof, max_nodes:
 
     >>> import chess
     >>> from tablebase import open_tablebase
-    >>> with open_tablebase("data/test-tables") as tb:
-    ...     graph = SearchGraph.from_board(tb, chess.Board("8/8/8/8/8/8/2k5/K1r5 w - - 0 1"))
-    ...     move = never_lose_move(graph, 1, prove(graph, -1))
-    ...     graph.board(move.vertex).fen()
-    '8/8/8/8/8/8/2k5/1K6 b - - 0 1'
+    >>> with open_tablebase("data/test-tables") as tb:  # the queen is en prise: taking it draws
+    ...     board = chess.Board("8/8/8/8/8/2k5/2Q5/5K2 b - - 0 1")
+    ...     graph = SearchGraph.from_board(tb, board)
+    ...     move = never_lose_move(graph, -1, prove(graph, 1))
+    ...     move_to(graph, board, move.vertex).uci()
+    'c3c2'
     """
     root = graph.start
     if opponent.win is None:
@@ -440,15 +445,19 @@ class Choice:
     vertex: Hashable | None = field(default=None, repr=False)
 
 
-def choose_move(graph: SearchGraph, board: chess.Board, mine: Proof, theirs: Proof) -> Choice:
+def choose_move(graph: SearchGraph, board: chess.Board, mine: Proof, theirs: Proof,
+                allowed: Collection[chess.Move] | None = None) -> Choice:
     """The best move ``board``'s side to move knows of, from both sides' proofs at the root.
 
-    Each successor is ranked by what is proved of it (leaves by their table values):
-    won by the side to move (smallest ``d`` first); not won by the opponent, with one's
-    own win not refuted there; not won by the opponent (a draw); nothing known (the
-    deeper the opponent is proved not to win within, the better); won by the opponent
-    (largest ``d`` first). So no move is recommended that the known values show to be
-    worse than another. ``move`` is None only where the side to move has no move.
+    Each move is ranked by what is proved of the position after it (leaves by their
+    table values): won by the side to move (smallest ``d`` first); not won by the
+    opponent, with one's own win not refuted there; not won by the opponent (a draw);
+    nothing known; won by the opponent (largest ``d`` first). So no move is recommended
+    that the known values show to be worse than another. Ties among the moves whose own
+    win is open go to those after which the opponent has no capture or promotion into a
+    table position it wins or draws (that hang nothing: ``Qd5+ Kxd5`` is a draw), then
+    to those the opponent is proved not to win within the most plies. ``allowed`` restricts the moves considered
+    (UCI's ``searchmoves``). ``move`` is None only where there is no move to choose.
 
     >>> import chess
     >>> from tablebase import open_tablebase
@@ -463,24 +472,62 @@ def choose_move(graph: SearchGraph, board: chess.Board, mine: Proof, theirs: Pro
     if graph.is_sink(root):
         return Choice(None, "loss" if graph.win(root) else "draw")
     best = None
-    for u in graph.successors(root):
+    for move, u in successor_moves(graph, board):
+        if allowed is not None and move not in allowed:
+            continue
         own, other = mine.search.status(u), theirs.search.status(u)
         if own:
             rank = (0, mine.search.depth(u))
         elif other is False:
-            rank = (1 if own is None else 2, 0)
+            rank = (1, _leaf_danger(graph, u, -graph.turn(root))) if own is None else (2, 0)
         elif other is None:
-            rank = (3, -theirs.search.not_won_within(u))
+            rank = (3, _leaf_danger(graph, u, -graph.turn(root)), -theirs.search.not_won_within(u))
         else:
             rank = (4, -theirs.search.depth(u))
         if best is None or rank < best[0]:
-            best = (rank, u)
-    rank, u = best
+            best = (rank, move, u)
+    if best is None:
+        return Choice(None, "unproven")
+    rank, move, u = best
     kind = ("win", "never-lose", "draw", "unproven", "loss")[rank[0]]
     if kind in ("never-lose", "draw"):
         kind = "draw" if mine.win is False and theirs.win is False else "never-lose"
     d = 1 + rank[1] if rank[0] == 0 else 1 - rank[1] if rank[0] == 4 else None
-    return Choice(move_to(graph, board, u), kind, d, u)
+    return Choice(move, kind, d, u)
+
+
+def _leaf_danger(graph: SearchGraph, u: Hashable, opponent: int) -> int:
+    """What the best capture or promotion of ``opponent`` (to move at position ``u``)
+    gives it by the tables: 2 a win, 1 a draw, 0 a loss or nothing to capture: among the
+    moves nothing was proved of, the ones that hang nothing come first."""
+    if type(u) is not int or graph.is_sink(u):
+        return 0
+    danger = 0
+    for w in graph.successors(u):
+        if graph.is_leaf(w):
+            value = graph.leaf_value(w)[0]
+            danger = max(danger, 2 if value == opponent else 1 if value == 0 else 0)
+    return danger
+
+
+def successor_moves(graph: SearchGraph, board: chess.Board) -> list[tuple[chess.Move, Hashable]]:
+    """Every legal move of ``board`` (the graph's root) with the vertex it leads to.
+
+    >>> import chess
+    >>> from tablebase import open_tablebase
+    >>> with open_tablebase("data/test-tables") as tb:
+    ...     board = chess.Board("8/8/8/8/8/2k5/2Q5/5K2 b - - 0 1")
+    ...     pairs = successor_moves(SearchGraph.from_board(tb, board), board)
+    ...     len(pairs), [(m.uci(), v) for m, v in pairs if m.uci() == "c3c2"]
+    (3, [('c3c2', ('KvK', 0, 98, 1))])
+    """
+    by_key = {_index_key(graph.board(u)): u for u in graph.successors(graph.start)}
+    out = []
+    for move in board.legal_moves:
+        child = board.copy(stack=False)
+        child.push(move)
+        out.append((move, by_key[_index_key(child)]))
+    return out
 
 
 @dataclass
@@ -517,8 +564,8 @@ def solve(tablebase: Tablebase, board: chess.Board, order: str = "heuristic", ma
     >>> from tablebase import open_tablebase
     >>> with open_tablebase("data/test-tables") as tb:
     ...     s = solve(tb, chess.Board("8/8/8/8/8/2k5/1q6/K7 w - - 0 1"))
-    ...     [(side.g, side.win, side.d) for side in s.sides], s.never_lose, s.choice.kind
-    ([(1, False, None), (-1, True, 2)], None, 'loss')
+    ...     [(side.g, side.win, side.d) for side in s.sides], s.never_lose, s.choice.kind  # White is mated
+    ([(1, False, None), (-1, True, 0)], None, 'loss')
     """
     graph = SearchGraph.from_board(tablebase, board)
     root = graph.start
@@ -542,22 +589,18 @@ def solve(tablebase: Tablebase, board: chess.Board, order: str = "heuristic", ma
 
 def move_to(graph: SearchGraph, board: chess.Board, vertex: Hashable) -> chess.Move:
     """The legal move of ``board`` (the graph's root) that leads to ``vertex``."""
+    target = _index_key(graph.board(vertex))
     for move in board.legal_moves:
         child = board.copy(stack=False)
         child.push(move)
-        if _same_position(graph, child, vertex):
+        if _index_key(child) == target:
             return move
     raise ValueError(f"no legal move of {board.fen()} leads to {vertex!r}")
 
 
-def _same_position(graph: SearchGraph, child: chess.Board, vertex: Hashable) -> bool:
-    target = graph.board(vertex)
-    # Vertices are symmetry classes: compare through the index, which maps the board's
-    # symmetric images to one number.
-    return _index_key(child) == _index_key(target)
-
-
 def _index_key(board: chess.Board) -> tuple:
+    """A board up to the index's symmetries: vertices are symmetry classes, and the index
+    maps a board's symmetric images to one number."""
     ep = board.ep_square if board.has_legal_en_passant() else None
     keys = {board_index(board)}
     if ep is None:
