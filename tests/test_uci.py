@@ -4,7 +4,6 @@ a GUI drives it), the moves it chooses, and two short games against Stockfish.""
 from __future__ import annotations
 
 import io
-import shutil
 import statistics
 import sys
 import time
@@ -27,7 +26,16 @@ KQRVKR = "8/8/3r4/4k3/8/8/QR6/K7 w - - 0 1"  # no 5-piece table here: the engine
 
 
 @pytest.fixture(scope="module")
-def engine(tables_34) -> Engine:
+def compiled_kernels(tables_34) -> None:
+    """Compile the search's kernels before any timed search (and before the engine
+    process reads numba's cache): a cold compile takes longer than the searches may."""
+    with open_tablebase(tables_34) as tb:
+        board = chess.Board(KQRVKR.replace(" w ", " b "))  # not proved soon: the table grows (_rehash)
+        prove(SearchGraph.from_board(tb, board), 1, max_nodes=30_000)
+
+
+@pytest.fixture(scope="module")
+def engine(tables_34, compiled_kernels) -> Engine:
     return Engine(tables_34)
 
 
@@ -95,6 +103,8 @@ def test_search_moves_and_fallbacks(engine):
     assert thought.pv[0] == thought.move and board.is_legal(thought.move)
     for limits in (Limits(nodes=2_000), Limits(depth=3), Limits(mate=1)):  # each ends by itself
         assert board.is_legal(engine.think(board, limits).move)
+    both = Engine(engine.tables, threads=2).think(board, Limits(movetime=1.0))  # the two players' searches at once
+    assert both.how.startswith("search") and board.is_legal(both.move)
     opening = engine.think(chess.Board(), Limits(movetime=0.05))
     assert opening.move in chess.Board().legal_moves and opening.how.startswith("no table")
     mated = engine.think(chess.Board("8/8/8/8/8/2k5/1q6/K7 w - - 0 1"), Limits(movetime=0.05))
@@ -108,11 +118,7 @@ def _engine_command(tables: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def uci(tables_34):
-    # Compile the kernels here first (the engine process reads numba's cache): a cold
-    # compile would take longer than python-chess waits for a reply.
-    with open_tablebase(tables_34) as tb:
-        prove(SearchGraph.from_board(tb, chess.Board(KQRVKR)), 1, max_nodes=2_000)
+def uci(tables_34, compiled_kernels):
     engine = chess.engine.SimpleEngine.popen_uci(_engine_command(tables_34), timeout=60)
     yield engine
     engine.quit()
@@ -156,7 +162,7 @@ def test_popen_uci_survives_garbage(uci):
 
 
 @pytest.mark.skipif(find_stockfish() is None, reason="stockfish is not installed (apt-get install stockfish)")
-def test_two_short_games_against_stockfish(tables_34):
+def test_two_short_games_against_stockfish(tables_34, compiled_kernels):
     stockfish = chess.engine.SimpleEngine.popen_uci(find_stockfish())
     ours = chess.engine.SimpleEngine.popen_uci(_engine_command(tables_34), timeout=60)
     try:

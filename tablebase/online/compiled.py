@@ -40,9 +40,9 @@ over the same packed vertices (:func:`~tablebase.online.graph.pack`), with
   ``black-first`` (Sec. 4.1): every successor that needs no search (leaves, settled
   positions, and in the plain search those on the path or pending) is absorbed when
   the position is expanded, before any descent, one table look-up each. ``heuristic``
-  (and ``heuristic+black-first``): that, with the hint first. Ranking moves by checks
-  and replies, as the Python twin's heuristic does, cost more time here than it saved
-  nodes, so the kernels do not.
+  (and ``heuristic+black-first``): that, with the hint first and, in the plain search,
+  the moves that give check before the others. Ranking moves by the replies they leave,
+  as the Python twin's heuristic does, cost more time here than it saved nodes.
 
 ``nodes`` counts positions expanded (move generation calls, sinks included).
 
@@ -319,6 +319,21 @@ def _expand(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, v,
 
 
 @njit(cache=True, inline="always")
+def _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs, order, tt, arena, ctl, v, sq, tmp,
+          sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen):
+    """Expand vertex ``v`` (one node) into the arena's free rows, its entry made:
+    (slot, g to move, first row, hint, count, flag), count < 0 as :func:`_expand`."""
+    ctl[C_NODES] += 1
+    s = _insert(tt, ctl, v)
+    mine = ((v >> 7) & 1) == gs
+    at = ctl[C_ATOP]
+    hint = _hint(tt, s) if order == ORDER_HEURISTIC else -1
+    n, flag = _expand(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, v, mine, arena, at, sq, tmp,
+                      sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen, ctl[C_NODES], hint)
+    return s, mine, at, hint, n, flag
+
+
+@njit(cache=True, inline="always")
 def _checks_first(desc, arena, lo, hi, child_stm, sq, scratch):
     """Move the successors in arena rows [lo, hi) (positions of this table with
     ``child_stm`` to move) that give check before the others, each group in its order:
@@ -458,13 +473,9 @@ def plain_run(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, 
             # A sink is settled at once, anything else becomes the new top frame.
             v = opened
             opened = -1
-            ctl[C_NODES] += 1
-            s = _insert(tt, ctl, v)
-            mine = ((v >> 7) & 1) == gs
-            at = ctl[C_ATOP]
-            hint = _hint(tt, s) if order == ORDER_HEURISTIC else -1
-            n, flag = _expand(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, v, mine, arena, at, sq,
-                              tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen, ctl[C_NODES], hint)
+            s, mine, at, hint, n, flag = _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs,
+                                               order, tt, arena, ctl, v, sq, tmp, sub_sq, board, out_sub, out_stm,
+                                               out_idx, out_ep, seen)
             if n < 0:
                 ctl[C_ERROR] = v
                 return BAD_LEAF if n == _NO_LEAF_VALUE else BAD_VERTEX
@@ -633,13 +644,9 @@ def cut_run(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs
             v = opened
             r = opened_r
             opened = -1
-            ctl[C_NODES] += 1
-            s = _insert(tt, ctl, v)
-            mine = ((v >> 7) & 1) == gs
-            at = ctl[C_ATOP]
-            hint = _hint(tt, s) if order == ORDER_HEURISTIC else -1
-            n, flag = _expand(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, v, mine, arena, at, sq,
-                              tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen, ctl[C_NODES], hint)
+            s, mine, at, hint, n, flag = _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs,
+                                               order, tt, arena, ctl, v, sq, tmp, sub_sq, board, out_sub, out_stm,
+                                               out_idx, out_ep, seen)
             if n < 0:
                 ctl[C_ERROR] = v
                 return BAD_LEAF if n == _NO_LEAF_VALUE else BAD_VERTEX
