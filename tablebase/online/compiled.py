@@ -66,7 +66,10 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.movegen import MAX_MOVES
@@ -132,6 +135,27 @@ def _find(tt, v):
         if k == _EMPTY:
             return -1
         s = (s + 1) & mask
+
+
+@intrinsic
+def _prefetch(typingctx, tt, row):
+    """Ask the CPU to bring row ``row`` of ``tt`` into the cache (LLVM's prefetch): the
+    look-ups of a position's successors miss the cache one after another otherwise."""
+
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        array = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, array,
+                                           [args[1], context.get_constant(types.intp, 0)])
+        byte_pointer = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        # read, high locality, data cache
+        builder.call(fn, [builder.bitcast(pointer, byte_pointer), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(tt, row), codegen
 
 
 @njit(cache=True, inline="always")
@@ -319,10 +343,11 @@ def _expand(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, v,
 
 
 @njit(cache=True, inline="always")
-def _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs, order, tt, arena, ctl, v, sq, tmp,
-          sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen):
-    """Expand vertex ``v`` (one node) into the arena's free rows, its entry made:
-    (slot, g to move, first row, hint, count, flag), count < 0 as :func:`_expand`."""
+def _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs, order, tt, other, arena, ctl, v, sq,
+          tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen):
+    """Expand vertex ``v`` (one node) into the arena's free rows, its entry made, the
+    successors' slots in both tables prefetched: (slot, g to move, first row, hint,
+    count, flag), count < 0 as :func:`_expand`."""
     ctl[C_NODES] += 1
     s = _insert(tt, ctl, v)
     mine = ((v >> 7) & 1) == gs
@@ -330,6 +355,12 @@ def _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs, 
     hint = _hint(tt, s) if order == ORDER_HEURISTIC else -1
     n, flag = _expand(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, v, mine, arena, at, sq, tmp,
                       sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen, ctl[C_NODES], hint)
+    mask, other_mask = tt.shape[0] - 1, other.shape[0] - 1
+    for i in range(at, at + max(n, 0)):
+        u = arena[i, A_V]
+        if u >= 0:
+            _prefetch(tt, _hash(u, mask))
+            _prefetch(other, _hash(u, other_mask))
     return s, mine, at, hint, n, flag
 
 
@@ -414,6 +445,22 @@ def _pop_slot(tt, frames, f):
 
 
 @njit(cache=True, inline="always")
+def _settle(tt, pend, lo, hi, final):
+    """The pending vertices pend[lo:hi] leave the pending state; with ``final`` they are
+    not won (a closed cycle). Their rows are prefetched a few ahead."""
+    mask = tt.shape[0] - 1
+    for j in range(lo, min(hi, lo + 8)):
+        _prefetch(tt, _hash(pend[j], mask))
+    for j in range(lo, hi):
+        if j + 8 < hi:
+            _prefetch(tt, _hash(pend[j + 8], mask))
+        t = _find(tt, pend[j])
+        _set_state(tt, t, _FREE, 0, 0)
+        if final:
+            _set_lo(tt, t, NOWIN)
+
+
+@njit(cache=True, inline="always")
 def _under(frames, sp, place):
     """The deepest frame whose pending mark is at most ``place`` (bisect over the marks)."""
     a, b = 0, sp
@@ -474,8 +521,8 @@ def plain_run(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, 
             v = opened
             opened = -1
             s, mine, at, hint, n, flag = _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs,
-                                               order, tt, arena, ctl, v, sq, tmp, sub_sq, board, out_sub, out_stm,
-                                               out_idx, out_ep, seen)
+                                               order, tt, other, arena, ctl, v, sq, tmp, sub_sq, board, out_sub,
+                                               out_stm, out_idx, out_ep, seen)
             if n < 0:
                 ctl[C_ERROR] = v
                 return BAD_LEAF if n == _NO_LEAF_VALUE else BAD_VERTEX
@@ -588,10 +635,7 @@ def plain_run(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, 
             # Invariant 3 with an empty path: the root (or a closed cycle's top) is not won,
             # and so is every vertex pending under it.
             status = 0
-            for j in range(mark, ctl[C_PN]):
-                t = _find(tt, pend[j])
-                _set_state(tt, t, _FREE, 0, 0)
-                _set_lo(tt, t, NOWIN)
+            _settle(tt, pend, mark, ctl[C_PN], True)
             ctl[C_PN] = mark
         elif status < 0:
             if close:
@@ -599,8 +643,7 @@ def plain_run(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, 
                 pend[ctl[C_PN]] = v
                 ctl[C_PN] += 1
         else:
-            for j in range(mark, ctl[C_PN]):
-                _set_state(tt, _find(tt, pend[j]), _FREE, 0, 0)
+            _settle(tt, pend, mark, ctl[C_PN], False)
             ctl[C_PN] = mark
         d = c = 0
         if status == 1:
@@ -645,8 +688,8 @@ def cut_run(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs
             r = opened_r
             opened = -1
             s, mine, at, hint, n, flag = _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs,
-                                               order, tt, arena, ctl, v, sq, tmp, sub_sq, board, out_sub, out_stm,
-                                               out_idx, out_ep, seen)
+                                               order, tt, other, arena, ctl, v, sq, tmp, sub_sq, board, out_sub,
+                                               out_stm, out_idx, out_ep, seen)
             if n < 0:
                 ctl[C_ERROR] = v
                 return BAD_LEAF if n == _NO_LEAF_VALUE else BAD_VERTEX
