@@ -7,6 +7,7 @@
     tablebase serve [--tables DIR] [--host HOST] [--port PORT] [--workers N] [--cache-mb MB] [--preload]
     tablebase solve FEN [--tables DIR] [--max-nodes N] [--max-seconds S] [--order ORDER] [--no-deepen] [--json]
     tablebase crosscheck MATERIAL [--tables DIR] [--samples N] [--seed S] [--max-nodes N] [--order ORDER]
+    tablebase uci [--tables DIR] [--hash MB] [--threads N]
 
 ``--tables`` takes one folder or several separated by ``os.pathsep`` (``:``); without it
 the folders of the ``TABLEBASE_PATH`` environment variable, else ``data/tables``.
@@ -332,6 +333,16 @@ def _side_name(g: int) -> str:
     return "White" if g == 1 else "Black"
 
 
+#: How ``solve`` names each kind of recommended move (see tablebase.online.CHOICES).
+_CHOICE_WORDS = {
+    "win": "winning move (keeps the win proved, the smallest d known)",
+    "draw": "drawing move (keeps the draw proved)",
+    "never-lose": "never-lose move (Thm 4.8: the opponent is proved not to win after it; the own win is not proved)",
+    "unproven": "no move proved not to lose within the budget; the move known best",
+    "loss": "every move loses (proved); the longest resistance",
+}
+
+
 def cmd_solve(args) -> int:
     from .online import solve
     from .probe import MissingTableError, open_tablebase
@@ -339,19 +350,29 @@ def cmd_solve(args) -> int:
     try:
         with open_tablebase(_folders(args.tables)) as tablebase:
             s = solve(tablebase, board, order=args.order, max_nodes=args.max_nodes, max_seconds=args.max_seconds,
-                      deepen=args.deepen)
+                      deepen=args.deepen, engine=args.engine)
             table = tablebase.get_wdl(board)
+            choice = s.choice
+            after = None
+            if choice.move is not None:
+                child = board.copy(stack=False)
+                child.push(choice.move)
+                after = (tablebase.get_wdl(child), tablebase.get_dtm(child))
     except MissingTableError as e:  # a KeyError, which main() leaves alone
         print(f"tablebase: error: {e}", file=sys.stderr)
         return 2
     sides = [{"g": p.g, "side": _side_name(p.g).lower(), "win": p.win, "d": p.d, "finished": p.finished,
               "deepening_plies": p.plies, "nodes": p.nodes, "seconds": round(p.seconds, 3)} for p in s.sides]
-    result = {"fen": board.fen(), "material": s.material, "order": args.order, "max_nodes": args.max_nodes,
-              "sides": sides, "winning_move": None if s.winning_move is None else s.winning_move.uci(),
+    result = {"fen": board.fen(), "material": s.material, "order": args.order, "engine": args.engine,
+              "max_nodes": args.max_nodes, "sides": sides,
+              "move": None if choice.move is None else choice.move.uci(), "move_kind": choice.kind,
+              "move_d": choice.d,
+              "winning_move": None if s.winning_move is None else s.winning_move.uci(),
               "never_lose_move": None if s.never_lose is None else s.never_lose.uci(),
               "never_lose_finished": s.never_lose_finished, "never_lose_nodes": s.never_lose_nodes,
               # The searched material's own table is never used by the search; shown when present.
-              "table_wdl": table}
+              "table_wdl": table,
+              "table_after_move": None if after is None or after[0] is None else {"wdl": -after[0], "dtm": after[1]}}
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
@@ -364,18 +385,15 @@ def cmd_solve(args) -> int:
         else:
             how = "unknown: the budget ran out"
         print(f"  {_side_name(p.g):5}: {how:55} {p.nodes:>10,d} nodes {p.seconds:8.2f} s")
-    if s.winning_move is not None:
-        print(f"  winning move (first of the win tree found, also never-losing): {board.san(s.winning_move)} "
-              f"({s.winning_move.uci()})")
-    elif s.never_lose is not None:
-        print(f"  never-lose move (Thm 4.8): {board.san(s.never_lose)} ({s.never_lose.uci()}), "
-              f"{s.never_lose_nodes:,d} more nodes")
-    elif s.never_lose_finished:
-        print(f"  never-lose move: none, {_side_name(s.sides[0].g)} loses or has no move")
+    if choice.move is None:
+        print("  no move: the side to move is mated or stalemated")
     else:
-        print("  never-lose move: unknown, the budget ran out")
+        d = f", d = {choice.d} plies" if choice.d is not None else ""
+        print(f"  {_CHOICE_WORDS[choice.kind]}: {board.san(choice.move)} ({choice.move.uci()}){d}")
     if table is not None:
-        print(f"  the table of {s.material} (not used by the search) says: wdl {table:+d} for the side to move")
+        print(f"  the table of {s.material} (not used by the search) says: wdl {table:+d} for the side to move"
+              + ("" if after is None or after[0] is None else
+                 f"; after {choice.move.uci()}: wdl {-after[0]:+d} for the mover, dtm {after[1]}"))
     return 0
 
 
@@ -394,12 +412,20 @@ def cmd_crosscheck(args) -> int:
         with open_tablebase(_folders(args.tables)) as tablebase:
             report = crosscheck(tablebase, args.material, samples=args.samples, seed=args.seed, order=args.order,
                                 max_nodes=args.max_nodes, max_seconds=args.max_seconds, deepen=args.deepen,
-                                progress=progress)
+                                progress=progress, engine=args.engine)
     except MissingTableError as e:
         print(f"tablebase: error: {e}", file=sys.stderr)
         return 2
     print(report.summary())
     return 0 if report.ok else 1
+
+
+def cmd_uci(args) -> int:
+    from .uci import HASH_MB, THREADS, main as uci_main
+    if args.tables_given and not args.tables.is_dir():
+        print(f"tablebase: error: --tables {args.tables}: no such folder", file=sys.stderr)
+        return 2
+    return uci_main(args.tables, hash_mb=args.hash or HASH_MB, threads=args.threads or THREADS)
 
 
 def _positive_int(text: str) -> int:
@@ -415,7 +441,7 @@ def _tables_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _search_options(parser: argparse.ArgumentParser, max_nodes: int) -> None:
-    from .online import ORDERS
+    from .online import ENGINES, ORDERS
     _tables_option(parser)
     parser.add_argument("--max-nodes", type=_positive_int, default=max_nodes,
                         help=f"node budget of each search (default {max_nodes:,d})")
@@ -423,6 +449,8 @@ def _search_options(parser: argparse.ArgumentParser, max_nodes: int) -> None:
     parser.add_argument("--order", choices=ORDERS, default="heuristic", help="move ordering (default: heuristic)")
     parser.add_argument("--no-deepen", dest="deepen", action="store_false",
                         help="plain WinTree only, without iterative deepening after it")
+    parser.add_argument("--engine", choices=ENGINES, default="compiled",
+                        help="the compiled search (default) or its Python twin")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -490,11 +518,21 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=0)
     _search_options(c, 100_000)
     c.set_defaults(func=cmd_crosscheck)
+
+    u = sub.add_parser("uci", help="a UCI chess engine: plays from the tables, else searches with WinTree; for GUIs, "
+                                   "tournament managers and python-chess")
+    u.add_argument("--tables", type=Path, help="tables folder (default data/tables; also the TablePath option)")
+    u.add_argument("--hash", type=_positive_int, help="MB for the search's tables of results (default 256)")
+    u.add_argument("--threads", type=_positive_int, help="2: the two players' searches at once (default 1)")
+    u.set_defaults(func=cmd_uci, tables_given=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "uci":
+        args.tables_given = args.tables is not None
+        args.tables = Path("data/tables") if args.tables is None else args.tables
     try:
         code = args.func(args)
         sys.stdout.flush()  # inside the try: a closed pipe is seen here, not at exit

@@ -527,15 +527,32 @@ class Tablebase:
         return out
 
     def never_lose_moves(self, board: chess.Board) -> list[chess.Move]:
-        """The moves after which the side to move does not lose, best first (empty in a
-        lost position). Playing one of them each turn never loses a drawn or won game.
+        """The moves after which the side to move does not lose, best first: the winning
+        moves by the fastest mate (as :meth:`winning_moves`), then the drawing moves in
+        the order of the legal moves. Empty in a lost position. Playing the first of them
+        each turn never loses a drawn or won game, and wins a won one.
 
         >>> with open_tablebase("data/test-tables") as tablebase:
         ...     [m.uci() for m in tablebase.never_lose_moves(chess.Board("8/8/8/8/8/8/8/K2kr3 w - - 0 1"))]
         ...
         []
+        >>> with open_tablebase("data/test-tables") as tablebase:  # the queen is en prise: only Kxc2 draws
+        ...     [m.uci() for m in tablebase.never_lose_moves(chess.Board("8/8/8/8/8/2k5/2Q5/5K2 b - - 0 1"))]
+        ...
+        ['c3c2']
         """
         return [m.move for m in self.probe_moves(board) if m.wdl >= 0]
+
+    def winning_moves(self, board: chess.Board) -> list[chess.Move]:
+        """The moves that keep a win, fastest mate first (empty where the side to move
+        does not win). Each makes progress: after it the winner mates in fewer plies.
+
+        >>> with open_tablebase("data/test-tables") as tablebase:
+        ...     [m.uci() for m in tablebase.winning_moves(chess.Board("8/8/8/8/8/8/8/K2kr3 b - - 0 1"))][:3]
+        ...
+        ['d1c2', 'd1c1', 'e1e3']
+        """
+        return [m.move for m in self.probe_moves(board) if m.wdl > 0]
 
     def best_move(self, board: chess.Board, *, fifty_move_rule: bool = False) -> chess.Move | None:
         """The fastest win, else a drawing move, else the longest defence; None when the

@@ -204,13 +204,14 @@ def test_crosscheck_with_captures_into_tables(tb):
     assert report.agreed > 0 and report.never_lose_agreed > 0
 
 
-def test_never_lose_move_keeps_the_draw(tb):
+@pytest.mark.parametrize("engine", ["compiled", "python"])
+def test_never_lose_move_keeps_the_draw(tb, engine):
     # KQvK, Black to move with the queen en prise: taking it is the only move that does not lose.
     board = chess.Board("8/8/8/8/8/2k5/2Q5/5K2 b - - 0 1")
     graph = SearchGraph.from_board(tb, board)
-    tree = run_win_tree(graph, 1, graph.start, max_nodes=5_000)
-    found = never_lose_move(graph, -1, tree, max_nodes=5_000)
-    assert tree.root_win is False and found.finished
+    proof = prove(graph, 1, max_nodes=5_000, engine=engine)
+    found = never_lose_move(graph, -1, proof, max_nodes=5_000)
+    assert proof.win is False and found.finished
     after = graph.board(found.vertex)
     assert tb.probe_eval(after) != 1, after.fen()
     assert set(tb.never_lose_moves(board)) == {move_to(graph, board, found.vertex)}

@@ -13,10 +13,37 @@ promotions, and its cross-check against the tables.
 from .crosscheck import CrosscheckReport, crosscheck, sample_positions
 from .graph import SearchGraph, has_table, pack, unpack
 from .bounded import DepthBounded, bounded_order
-from .search import ORDERS, NeverLoseMove, Proof, Solution, heuristic_order, never_lose_move, prove, run_win_tree, solve
+from .compiled import CompiledSearch, Facts
+from .search import (
+    CHOICES,
+    ENGINES,
+    ORDERS,
+    Choice,
+    NeverLoseMove,
+    Proof,
+    PythonSearch,
+    Solution,
+    choose_move,
+    heuristic_order,
+    make_search,
+    make_searches,
+    never_lose_move,
+    prove,
+    run_win_tree,
+    solve,
+)
 
 __all__ = [
+    "CHOICES",
+    "ENGINES",
     "ORDERS",
+    "Choice",
+    "CompiledSearch",
+    "Facts",
+    "PythonSearch",
+    "choose_move",
+    "make_search",
+    "make_searches",
     "CrosscheckReport",
     "NeverLoseMove",
     "SearchGraph",

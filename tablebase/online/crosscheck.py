@@ -7,7 +7,8 @@ compared with the table:
 
 - the root's status equals ``eval == g`` (Thms 3.1, 3.4);
 - every BLACK position's status equals ``eval == g``: BLACK results are exact whatever
-  the path that produced them (Thms 3.1, 3.2);
+  the path that produced them (Thms 3.1, 3.2); in a search cut at ``r`` plies, a
+  position not won has ``d_g > r``;
 - ``d >= d_g`` at every BLACK win, the root included (Thm 3.6);
 - the never-lose move of the side to move (Thm 4.8) leads to a position the table does
   not score as lost for it.
@@ -24,10 +25,9 @@ import numpy as np
 from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.material import Material
 from tablebase.probe import ILLEGAL_WDL, MissingTableError, Tablebase
-from tablebase.solve import Color, WinTreeResult
-
+from .compiled import Facts
 from .graph import SearchGraph, has_table, pack, unpack
-from .search import never_lose_move, prove
+from .search import make_searches, never_lose_move, prove
 
 #: Examples of disagreements kept in a report (all are counted).
 _EXAMPLES = 10
@@ -132,25 +132,19 @@ class _Truth:
         self.tablebase = tablebase
         self.graph = graph
 
-    def values(self, vertices: list) -> tuple[np.ndarray, np.ndarray]:
+    def values(self, vertices: np.ndarray | list) -> tuple[np.ndarray, np.ndarray]:
         """(eval, d) of position vertices, eval in real colours, d = |dtm| (0 for draws)."""
         graph = self.graph
-        evals = np.zeros(len(vertices), np.int64)
-        depth = np.zeros(len(vertices), np.int64)
-        plain = [k for k, v in enumerate(vertices) if unpack(v)[2] < 0]
-        if plain:
-            stm = np.array([unpack(vertices[k])[0] for k in plain], np.int64)
-            idx = np.array([unpack(vertices[k])[1] for k in plain], np.int64)
-            wdl, dtm = self.tablebase.probe_batch_indices(graph.key, stm, idx)
-            turn = np.where(stm == graph.flip, 1, -1)
-            evals[plain] = wdl.astype(np.int64) * turn
-            depth[plain] = np.abs(dtm)
-        for k, v in enumerate(vertices):
-            if unpack(v)[2] >= 0:  # an en-passant square: the probe library values it over its moves
-                board = graph.board(v)
-                wdl, dtm = self.tablebase.probe_wdl(board), self.tablebase.probe_dtm(board)
-                evals[k] = wdl * graph.turn(v)
-                depth[k] = abs(dtm)
+        vertices = np.asarray(vertices, np.int64)
+        stm, idx, ep = unpack(vertices)
+        wdl, dtm = self.tablebase.probe_batch_indices(graph.key, stm, idx)
+        evals = wdl.astype(np.int64) * np.where(stm == graph.flip, 1, -1)
+        depth = np.abs(dtm).astype(np.int64)
+        for k in np.flatnonzero(ep >= 0).tolist():
+            # An en-passant square: the probe library values it over its moves.
+            board = graph.board(int(vertices[k]))
+            evals[k] = self.tablebase.probe_wdl(board) * graph.turn(int(vertices[k]))
+            depth[k] = abs(self.tablebase.probe_dtm(board))
         return evals, depth
 
     def value(self, v) -> tuple[int, int]:
@@ -160,48 +154,42 @@ class _Truth:
         return int(e[0]), int(d[0])
 
 
-def _check_tree(report: CrosscheckReport, truth: _Truth, g: int, plies: int | None, tree: WinTreeResult,
-                label: str) -> None:
-    """Compare every finished (BLACK) position of one search with the table. In a search
-    cut at ``plies`` (tables not counted), a vertex ``(v, r)`` won is won by the table,
-    and one not won is not won in ``r`` plies by the table."""
-    black, cut = [], []
-    for v, c in tree.color.items():
-        if c is not Color.BLACK:
-            continue
-        u = v if plies is None else v[0]
-        if type(u) is int:
-            black.append(v)
-            cut.append(u)
-    if not black:
+def _check_facts(report: CrosscheckReport, truth: _Truth, g: int, facts: Facts, label: str) -> None:
+    """Compare everything a search proved of the positions it settled with the table:
+    a win is won by the table with ``d >= d_g``, a position not won is not won by the
+    table, and one not won within ``r`` plies (counted to mate or to a table) has
+    ``d_g > r``."""
+    vertices = np.concatenate([facts.won, facts.nowin, facts.within])
+    if not vertices.size:
         return
-    evals, depth = truth.values(cut)
-    wins = np.array([tree.win[v] for v in black], bool)
-    d = np.array([tree.d[v] if tree.win[v] else 0 for v in black], np.int64)
-    expected = evals == g
-    wrong = wins != expected
-    if plies is not None:
-        wrong = (wins & ~expected) | (~wins & expected & (depth <= np.array([v[1] for v in black], np.int64)))
-    report.black_checked += len(black)
-    short = wins & expected & (d < depth)
+    evals, depth = truth.values(vertices)
+    nw, nn = facts.won.size, facts.nowin.size
+    won = evals[:nw] == g
+    short = won & (facts.d < depth[:nw])
+    wrong = np.concatenate([~won, evals[nw:nw + nn] == g,
+                            (evals[nw + nn:] == g) & (depth[nw + nn:] <= facts.within_r)])
+    report.black_checked += vertices.size
     report.black_disagreed += int(wrong.sum())
     report.depth_violations += int(short.sum())
-    for k in np.flatnonzero(wrong | short)[:2].tolist():
-        report._fail(f"{label} g={g:+d} plies={plies}: BLACK {truth.graph.board(cut[k]).fen()} search "
-                     f"win={bool(wins[k])} d={int(d[k])}, table eval={int(evals[k])} d_g={int(depth[k])}")
+    what = ["won"] * nw + ["not won"] * nn + [f"not won within {r}" for r in facts.within_r.tolist()]
+    d = facts.d.tolist() + [0] * (vertices.size - nw)
+    for k in np.flatnonzero(wrong | np.concatenate([short, np.zeros(vertices.size - nw, bool)]))[:2].tolist():
+        report._fail(f"{label} g={g:+d}: {truth.graph.board(int(vertices[k])).fen()} search says {what[k]} "
+                     f"(d={d[k]}), table eval={int(evals[k])} d_g={int(depth[k])}")
 
 
 def crosscheck(tablebase: Tablebase, material: str, samples: int = 100, seed: int = 0, order: str = "heuristic",
                max_nodes: int | None = 100_000, max_seconds: float | None = None, deepen: bool = True,
                progress: Callable[[int, CrosscheckReport], None] | None = None,
-               close_cycles: bool = True) -> CrosscheckReport:
+               close_cycles: bool = True, engine: str = "compiled") -> CrosscheckReport:
     """Cross-check WinTree against ``material``'s table on ``samples`` random positions.
 
     The budgets bound each search (two per position, plus the never-lose move's; each
     a :func:`~tablebase.online.search.prove`, with iterative deepening unless
-    ``deepen`` is false; closing cycles unless ``close_cycles`` is false). A search
-    that runs out is counted ``unfinished``; its BLACK vertices are still checked, since
-    they are final. ``progress(i, report)`` is called after each position.
+    ``deepen`` is false; closing cycles unless ``close_cycles`` is false; ``engine``
+    the compiled search or its Python twin). Each position starts from an empty table of
+    results. A search that runs out is counted ``unfinished``; what it settled is still
+    checked, since it is final. ``progress(i, report)`` is called after each position.
 
     >>> from tablebase import open_tablebase
     >>> with open_tablebase("data/test-tables") as tb:
@@ -221,12 +209,11 @@ def crosscheck(tablebase: Tablebase, material: str, samples: int = 100, seed: in
         graph.start = root
         label = graph.board(root).fen()
         root_eval, root_depth = truth.value(root)
-        trees = {}
+        proofs = {}
+        searches = make_searches(graph, order, close_cycles, engine)
         for g in (1, -1):
-            proof = prove(graph, g, root, order, max_nodes, max_seconds, deepen,
-                          on_tree=lambda plies, tree: _check_tree(report, truth, g, plies, tree, label),
-                          close_cycles=close_cycles)
-            trees[g] = proof
+            proof = prove(graph, g, root, order, max_nodes, max_seconds, deepen, close_cycles, engine, searches[g])
+            proofs[g] = proof
             report.searches += 1
             report.nodes += proof.nodes
             if not proof.finished:
@@ -248,7 +235,7 @@ def crosscheck(tablebase: Tablebase, material: str, samples: int = 100, seed: in
                     report.excess.append(proof.d - root_depth)
         player = graph.turn(root)
         if root_eval != -player and not graph.is_sink(root):
-            found = never_lose_move(graph, player, trees[-player].tree, order, max_nodes, max_seconds, close_cycles)
+            found = never_lose_move(graph, player, proofs[-player], max_nodes, max_seconds)
             report.nodes += found.nodes
             report.never_lose_checked += 1
             if found.vertex is None and not found.finished:
@@ -263,6 +250,8 @@ def crosscheck(tablebase: Tablebase, material: str, samples: int = 100, seed: in
                     report._fail(f"{label}: never-lose move to {graph.board(found.vertex).fen()} loses by the table")
                 else:
                     report.never_lose_agreed += 1
+        for g in (1, -1):  # after the never-lose search, which adds to the opponent's results
+            _check_facts(report, truth, g, proofs[g].search.facts(), label)
         report.positions += 1
         report.seconds = time.perf_counter() - t_start
         if progress is not None:

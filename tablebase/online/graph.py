@@ -82,8 +82,9 @@ def pack(stm: int, idx: int, ep: int = -1) -> int:
     return (idx << 8) | (stm << 7) | (ep + 1)
 
 
-def unpack(v: int) -> tuple[int, int, int]:
-    """``(stm, index, ep)`` of a searched position's vertex (see :func:`pack`)."""
+def unpack(v: int | np.ndarray) -> tuple:
+    """``(stm, index, ep)`` of a searched position's vertex (see :func:`pack`), or of an
+    int64 array of them (three arrays)."""
     return (v >> 7) & 1, v >> 8, (v & 127) - 1
 
 

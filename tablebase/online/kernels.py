@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablebase.endgame.index import D_COLOUR, D_TYPE, decode, is_valid
+from tablebase.endgame.index import D_COLOUR, D_N, D_TYPE, decode, is_valid
 from tablebase.endgame.material import PAWN
-from tablebase.endgame.movegen import MAX_MOVES, ep_capture_legal, ep_exits, in_check, is_legal, setup_board, successors
+from tablebase.endgame.movegen import (MAX_MOVES, SQ_BIT, ep_capture_legal, ep_exits, in_check, is_legal, setup_board,
+                                       successors)
 
 #: What :func:`expand` returns besides the move count: the position is not legal (or
 #: not a valid placement), or its en-passant square names no pawn that can be taken.
@@ -42,34 +43,13 @@ def _king_distance(a, b):
     return max(abs((a & 7) - (b & 7)), abs((a >> 3) - (b >> 3)))
 
 
-@njit(cache=True)
-def expand(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, out_sub, out_stm, out_idx, out_ep,
-           out_check, out_features):
-    """Moves of index ``x`` with ``stm`` to move (0 White, 1 Black, table orientation).
-
-    ``ep_square`` (-1: none) is the square, in the decoded orientation of ``x``, of a
-    pawn of the side not to move that has just made a double step and can be taken en
-    passant. Returns ``(count, flag)``: ``count`` is the number of moves (or
-    :data:`ILLEGAL` / :data:`BAD_EP`) and ``flag`` :data:`MOVES`, :data:`CHECKMATE` or
-    :data:`STALEMATE`. Per move: ``out_sub`` the sub-table id (-1: this table) and
-    ``out_stm``, ``out_idx`` the position reached; ``out_ep`` the en-passant square of
-    the position reached (a double step the opponent can take; -1 otherwise), in the
-    decoded orientation of its index; ``out_check`` whether its side to move is in check;
-    for a move that stays in the table, ``out_features`` packs what move ordering reads
-    of the position reached: its number of legal moves but en-passant captures (bits 0-7;
-    0 for checkmate and stalemate), how far its side to move's king is from the edge (bits 8-9) and the
-    distance between the kings (bits 10-13).
-    """
-    sq = np.empty(16, np.int64)
-    tmp = np.empty(16, np.int64)
-    sub_sq = np.empty(16, np.int64)
-    board = np.empty(64, np.int64)
-    sq2 = np.empty(16, np.int64)
-    board2 = np.empty(64, np.int64)
-    r_sub = np.empty(MAX_MOVES, np.int64)
-    r_stm = np.empty(MAX_MOVES, np.int64)
-    r_idx = np.empty(MAX_MOVES, np.int64)
-    r_ep = np.empty(MAX_MOVES, np.int64)
+@njit(cache=True, inline="always")
+def moves(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, sq, tmp, sub_sq, board,
+          out_sub, out_stm, out_idx, out_ep):
+    """The moves of :func:`expand` without the check flags and features, into the ``out_*``
+    arrays, with scratch arrays passed in (``sq``, ``tmp``, ``sub_sq``: 16 int64;
+    ``board``: 64): what a search that expands millions of positions calls, inlined.
+    Returns ``(count, flag)`` as :func:`expand` does."""
     decode(desc, x, sq)
     if not is_valid(desc, x, sq, tmp):
         return ILLEGAL, 0
@@ -98,19 +78,72 @@ def expand(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, out_
     flag = MOVES
     if m == 0:
         flag = CHECKMATE if in_check(desc, sq, stm, occ) else STALEMATE
-    for k in range(m):
+    return m, flag
+
+
+@njit(cache=True, inline="always")
+def features(desc, stm, x, exit_id, exit_flip, exit_perm, subdesc, sq, tmp, sub_sq, board,
+             r_sub, r_stm, r_idx, r_ep):
+    """What move ordering reads of index ``x`` of this table with ``stm`` to move (the
+    position a move reached): its number of legal moves but en-passant captures (bits 0-7;
+    0 for checkmate and stalemate), how far its side to move's king is from the edge
+    (bits 8-9), the distance between the kings (bits 10-13) and whether its side to move
+    is in check (bit 16). Scratch as for :func:`moves`; ``r_*`` hold the replies."""
+    decode(desc, x, sq)
+    occ = setup_board(desc, sq, board)
+    check = in_check(desc, sq, stm, occ)
+    replies = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                         r_sub, r_stm, r_idx, r_ep)
+    return (min(replies, 255) | _edge_distance(sq[stm]) << 8 | _king_distance(sq[0], sq[1]) << 10
+            | np.int64(check) << 16)
+
+
+@njit(cache=True, inline="always")
+def in_check_at(desc, stm, x, sq):
+    """Whether ``stm``, to move in index ``x`` of this table, is in check: what move
+    ordering asks of the position a move reaches, without generating its moves."""
+    decode(desc, x, sq)
+    occ = np.uint64(0)
+    for i in range(desc[D_N]):
+        occ |= SQ_BIT[sq[i]]
+    return in_check(desc, sq, stm, occ)
+
+
+@njit(cache=True)
+def expand(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, out_sub, out_stm, out_idx, out_ep,
+           out_check, out_features):
+    """Moves of index ``x`` with ``stm`` to move (0 White, 1 Black, table orientation).
+
+    ``ep_square`` (-1: none) is the square, in the decoded orientation of ``x``, of a
+    pawn of the side not to move that has just made a double step and can be taken en
+    passant. Returns ``(count, flag)``: ``count`` is the number of moves (or
+    :data:`ILLEGAL` / :data:`BAD_EP`) and ``flag`` :data:`MOVES`, :data:`CHECKMATE` or
+    :data:`STALEMATE`. Per move: ``out_sub`` the sub-table id (-1: this table) and
+    ``out_stm``, ``out_idx`` the position reached; ``out_ep`` the en-passant square of
+    the position reached (a double step the opponent can take; -1 otherwise), in the
+    decoded orientation of its index; ``out_check`` whether its side to move is in check;
+    for a move that stays in the table, ``out_features`` packs what move ordering reads
+    of the position reached (:func:`features` but the check bit).
+    """
+    sq = np.empty(16, np.int64)
+    tmp = np.empty(16, np.int64)
+    sub_sq = np.empty(16, np.int64)
+    board = np.empty(64, np.int64)
+    r_sub = np.empty(MAX_MOVES, np.int64)
+    r_stm = np.empty(MAX_MOVES, np.int64)
+    r_idx = np.empty(MAX_MOVES, np.int64)
+    r_ep = np.empty(MAX_MOVES, np.int64)
+    m, flag = moves(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, sq, tmp, sub_sq, board,
+                    out_sub, out_stm, out_idx, out_ep)
+    for k in range(max(m, 0)):
         if out_sub[k] < 0:
-            decode(desc, out_idx[k], sq2)
-            occ2 = setup_board(desc, sq2, board2)
-            out_check[k] = in_check(desc, sq2, 1 - stm, occ2)
-            replies = successors(desc, sq2, out_idx[k], 1 - stm, board2, occ2, exit_id, exit_flip, exit_perm, subdesc,
-                                 tmp, sub_sq, r_sub, r_stm, r_idx, r_ep)
-            out_features[k] = (min(replies, 255) | _edge_distance(sq2[1 - stm]) << 8
-                               | _king_distance(sq2[0], sq2[1]) << 10)
+            f = features(desc, 1 - stm, out_idx[k], exit_id, exit_flip, exit_perm, subdesc, sq, tmp, sub_sq, board,
+                         r_sub, r_stm, r_idx, r_ep)
+            out_check[k] = f >> 16
+            out_features[k] = f & 0xFFFF
         else:
             sub = subdesc[out_sub[k]]
-            decode(sub, out_idx[k], sq2)
-            occ2 = setup_board(sub, sq2, board2)
-            out_check[k] = in_check(sub, sq2, out_stm[k], occ2)
+            decode(sub, out_idx[k], sq)
+            out_check[k] = in_check(sub, sq, out_stm[k], setup_board(sub, sq, board))
             out_features[k] = 0
     return m, flag
