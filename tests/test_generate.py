@@ -23,7 +23,7 @@ from tablebase.generate.pipeline import (LocalPartitions, generate, generate_tab
                                         write_table_manifest)
 from tablebase.generate.verify import verify_table
 from tablebase.generate.worker import GenerationError
-from tablebase.generate.exact import load_table
+from tablebase.generate.exact import load_dtz_side, load_table
 from tablebase.store import DEFAULT_CODING, read_manifest, table_complete
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +63,7 @@ def test_verify_catches_a_wrong_value(tables_34, tmp_path):
     b[x] += 2
     parts = LocalPartitions("KQvK", tmp_path)
     parts.parts[0].val = [w, b]
+    parts.parts[0].zval = [load_dtz_side(tmp_path, "KQvK", stm, v == ILLEGAL) for stm, v in enumerate((w, b))]
     orders = ((0, 1), (0, 1))
     write_table_manifest(tmp_path, "KQvK", parts.finish(tmp_path / "KQvK", orders, DEFAULT_CODING), orders,
                          DEFAULT_CODING)
