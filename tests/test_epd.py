@@ -1,12 +1,18 @@
 """python-chess's golden endgame positions (../shared/oracle/epd) that our 3-4 piece
-tables cover: WDL from ``endgame.epd`` (sign of ``wdl``: Syzygy counts the 50-move rule,
-we do not) and mate distance from ``endgame-dm-4.epd``."""
+tables cover: WDL from ``endgame.epd`` (the sign of ``wdl`` for Romano's eval, ``wdl`` itself
+and ``dtz`` for the 50-move rule's values) and mate distance from ``endgame-dm-4.epd``."""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import chess
 
 import tablebase
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from check_oracle import dtz_agrees  # noqa: E402
 
 
 def epd_positions(path):
@@ -26,6 +32,10 @@ def test_endgame_epd_wdl(tables_34, oracle_dir):
         for board, ops in positions:
             want = int(ops["wdl"])
             assert tb.probe_wdl(board) == (want > 0) - (want < 0), board.fen()
+            # The 50-move rule's values as Syzygy gives them: the golden DTZ is Syzygy's,
+            # which some files round to one ply less than our exact value.
+            assert tb.probe_wdl50(board) == want, board.fen()
+            assert dtz_agrees(tb.probe_dtz(board), int(ops["dtz"])), board.fen()
 
 
 def test_endgame_dm_epd_mate_distance(tables_34, oracle_dir):
