@@ -306,7 +306,7 @@ def cmd_probe(args) -> int:
     what = "checkmated" if reply["checkmate"] else "stalemate" if reply["stalemate"] else plies_text(reply["dtm"])
     clock = f" (halfmove clock {board.halfmove_clock})" if board.halfmove_clock else ""
     print(f"{board.fen()}  {board_material(board)[0]}, {side} to move: {reply['category']}{clock}"
-          + (f", {what}" if what else "") + (f", DTZ {reply['dtz']}" if reply["dtz"] else ""))
+          + (f", {what}" if what else "") + (f", DTZ {reply['dtz']}" if reply["dtz"] and not reply["checkmate"] else ""))
     if reply["moves"]:
         print(f"{'move':8} {'result for ' + side:17} {'DTZ':>4}  DTM")
         for m in reply["moves"]:

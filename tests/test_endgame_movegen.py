@@ -289,8 +289,8 @@ def _distinct_unmove_mismatches(desc, stm, lo, hi):
         occ = walk_to(desc, x, x == lo, sq, board, tmp)
         if occ == 0 or not is_legal(desc, sq, stm, occ):
             continue
-        m = _predecessors_into(desc, sq, x, stm, board, occ, tmp, fast, True)
-        n = unique_small(slow, _predecessors_into(desc, sq, x, stm, board, occ, tmp, slow, False))
+        m = _predecessors_into(desc, sq, x, stm, board, occ, tmp, fast, True, False)
+        n = unique_small(slow, _predecessors_into(desc, sq, x, stm, board, occ, tmp, slow, False, False))
         compared += 1
         if m != n or not np.array_equal(np.sort(fast[:m]), slow[:n]):
             bad += 1

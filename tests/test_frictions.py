@@ -260,7 +260,9 @@ def test_info_stats(tables_34, capsys, tmp_path):
     counts = manifest.counts()
     for side in "wb":
         s = stats["sides"][side]
-        assert {k: s[k] for k in ("wins", "draws", "losses")} == counts[side]  # values vs the manifest's counts
+        # values vs the manifest's counts
+        assert {k: s[k] for k in ("wins", "draws", "losses")} == {k: counts[side][k] for k in ("wins", "draws",
+                                                                                               "losses")}
         assert sum(s["win_plies"].values()) == s["wins"] and sum(s["loss_plies"].values()) == s["losses"]
     longest = stats["longest_win"]
     assert longest["dtm"] == max(int(d) for s in stats["sides"].values() for d in s["win_plies"])

@@ -332,7 +332,7 @@ def test_cli_probe_json(tables_34, gaviota, capsys):
     assert main(["probe", MATE_IN_ONE, "--tables", str(tables_34), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {k: out[k] for k in ("category", "dtm", "checkmate", "stalemate", "dtz")} == {
-        "category": "win", "dtm": 1, "checkmate": False, "stalemate": False, "dtz": None}
+        "category": "win", "dtm": 1, "checkmate": False, "stalemate": False, "dtz": 1}
     board = chess.Board(MATE_IN_ONE)
     assert {k: out["moves"][0][k] for k in ("uci", "san", "category", "checkmate", "dtm")} == {
         "uci": "b3b8", "san": "Qb8#", "category": "loss", "checkmate": True, "dtm": None}
@@ -348,16 +348,19 @@ def test_cli_probe_json(tables_34, gaviota, capsys):
 def test_cli_probe_text(tables_34, capsys):
     assert main(["probe", "8/8/8/8/8/8/8/K2kr3 w - - 0 1", "--tables", str(tables_34)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "8/8/8/8/8/8/8/K2kr3 w - - 0 1  KRvK, White to move: loss, mated in 5, 10 plies"
-    assert lines[1].split() == ["move", "result", "for", "White", "DTM"]
-    assert [line.split() for line in lines[2:]] == [["Kb2", "loss", "mated", "in", "5,", "10", "plies"],
-                                                    ["Kb1", "loss", "mated", "in", "4,", "8", "plies"],
-                                                    ["Ka2", "loss", "mated", "in", "3,", "6", "plies"]]
+    assert lines[0] == "8/8/8/8/8/8/8/K2kr3 w - - 0 1  KRvK, White to move: loss, mated in 5, 10 plies, DTZ -10"
+    assert lines[1].split() == ["move", "result", "for", "White", "DTZ", "DTM"]
+    assert [line.split() for line in lines[2:]] == [["Kb2", "loss", "-10", "mated", "in", "5,", "10", "plies"],
+                                                    ["Kb1", "loss", "-8", "mated", "in", "4,", "8", "plies"],
+                                                    ["Ka2", "loss", "-6", "mated", "in", "3,", "6", "plies"]]
     assert main(["probe", MATE_IN_ONE, "--tables", str(tables_34)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].endswith("KQvK, White to move: win, mate in 1, 1 ply")
-    assert lines[2].split() == ["Qb8#", "win", "checkmate"]
-    assert ["Qf7", "draw", "stalemate"] in [line.split() for line in lines]
+    assert lines[0].endswith("KQvK, White to move: win, mate in 1, 1 ply, DTZ 1")
+    assert lines[2].split() == ["Qb8#", "win", "1", "checkmate"]
+    assert ["Qf7", "draw", "0", "stalemate"] in [line.split() for line in lines]
+    # The halfmove clock counts: 95 plies without a capture or pawn move leave too few.
+    assert main(["probe", "8/8/8/8/8/8/8/K2kr3 w - - 95 90", "--tables", str(tables_34)]) == 0
+    assert "White to move: maybe-loss (halfmove clock 95)" in capsys.readouterr().out
     assert main(["probe", "8/8/8/8/8/2k5/1q6/K7_w_-_-_0_1", "--tables", str(tables_34)]) == 0  # underscores
     assert capsys.readouterr().out.splitlines() == [
         "8/8/8/8/8/2k5/1q6/K7 w - - 0 1  KQvK, White to move: loss, checkmated"]

@@ -162,9 +162,11 @@ def test_special_roots(server, gaviota):
     assert castle["dtm"] is None and castle["category"] == "win"
     assert "e1c1" in [m["uci"] for m in castle["moves"]]  # O-O-O
     assert all(m["dtm"] is not None and m["category"] != "unknown" for m in castle["moves"])  # every move gives them up
-    # Without DTZ the categories ignore the 50-move rule, the mate's too.
+    # lila-tablebase's rule: once the clock before a move reached 100, a decided position
+    # after it is cursed or blessed, a mate too (the loser could have claimed the draw).
     late = server.json("/standard", "7k/8/6K1/8/8/1Q6/8/8 w - - 100 140")
-    assert late["moves"][0]["san"] == "Qb8#" and late["moves"][0]["category"] == "loss" and late["category"] == "win"
+    assert late["moves"][0]["san"] == "Qb8#" and late["moves"][0]["category"] == "blessed-loss"
+    assert late["category"] == "cursed-win"
 
 
 @pytest.mark.parametrize("path", ["/standard", "/standard/mainline"])
