@@ -535,6 +535,15 @@ def zinit_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcl
     e_ep = np.empty(MAX_MOVES, dtype=np.int64)
     inside = np.empty(MAX_MOVES, dtype=np.int64)
     is_king = np.empty(MAX_MOVES, dtype=np.bool_)
+    return _zinit_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls, zval,
+                       settles, sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx, e_ep,
+                       inside, is_king)
+
+
+@leaf
+def _zinit_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls, zval, settles,
+                sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx, e_ep, inside, is_king):
+    """:func:`zinit_slice` with its scratch arrays, one compiled loop as :func:`_init_loop`."""
     bad = 0
     overflow = 0
     for x in range(lo, hi):
@@ -695,6 +704,16 @@ def zverify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, 
     e_idx = np.empty(MAX_MOVES, dtype=np.int64)
     e_ep = np.empty(MAX_MOVES, dtype=np.int64)
     bad = np.empty(hi - lo, dtype=np.int64)
+    nbad = _zverify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff,
+                         them_cls, sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx,
+                         e_ep, bad)
+    return bad[:nbad]
+
+
+@leaf
+def _zverify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls,
+                  sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx, e_ep, bad):
+    """:func:`zverify_slice` with its scratch arrays; returns how many offsets it wrote to ``bad``."""
     nbad = 0
     for x in range(lo, hi):
         j = x - lo
@@ -749,4 +768,4 @@ def zverify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, 
         if own[j] != expect:
             bad[nbad] = j
             nbad += 1
-    return bad[:nbad]
+    return nbad
