@@ -290,17 +290,8 @@ class Tablebase:
         65
         (True, True)
         """
-        # Every table is opened first, so that the pool's block size is settled before it fills.
-        tables = [(key, self._table(key)) for key in self.materials()]
-        free = self._engine.slots()
-        loaded = []
-        for key, t in tables:
-            blocks = self._engine.blocks(t)
-            if blocks > free:
-                break
-            self._engine.load_blocks(t)
-            free -= blocks
-            loaded.append(key)
+        loaded = _preload(self._engine, self.materials())
+        _preload(self._dtz_engine(), loaded)  # the dtz column's blocks too, in its own pool
         return loaded
 
     # -- tables and values --------------------------------------------------------------
@@ -858,6 +849,25 @@ class Tablebase:
 CATEGORIES = ("loss", "maybe-loss", "blessed-loss", "draw", "cursed-win", "maybe-win", "win")
 _CATEGORY_OF_WDL50 = {1: "cursed-win", 0: "draw", -1: "blessed-loss"}
 _NEGATED_CATEGORY = dict(zip(CATEGORIES, reversed(CATEGORIES)))
+
+
+def _preload(engine: Engine, keys: list[str]) -> list[str]:
+    """Decode whole tables of ``keys`` into ``engine``'s pool, in order, while they fit."""
+    # Every table is opened first, so that the pool's block size is settled before it fills.
+    tables = [(key, engine.table_id(key)) for key in keys]
+    free = engine.slots()
+    loaded = []
+    for key, t in tables:
+        if t is None:  # KvK: no table needed
+            loaded.append(key)
+            continue
+        blocks = engine.blocks(t)
+        if blocks > free:
+            break
+        engine.load_blocks(t)
+        free -= blocks
+        loaded.append(key)
+    return loaded
 
 
 def _dtz_rank(row: int) -> int:
