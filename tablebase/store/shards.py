@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..endgame.index import IndexScheme
-from ..generate.values import ILLEGAL, class_of_stored_dtz, dtz_stored, exact_from_stored, plain, to_wdl_dtm
+from ..generate.values import DEPTH_MASK, ILLEGAL, class_of_stored_dtz, dtz_stored, exact_from_stored, plain, to_wdl_dtm
 from .files import publish, sha256_of, temporary_name
 from .layout import from_storage, stored_dtz_rows, stored_rows, to_storage
 from .manifest import (FORMAT_VERSION, INDEX_SCHEME, SCHEMA, SIDES, CorruptTableError, ShardInfo, TableFormatError,
@@ -104,7 +104,7 @@ def write_shard(folder: Path, material: str, side: int, slice_id: int, val: np.n
                      draws=int(np.count_nonzero((wdl == 0) & legal)), losses=int(np.count_nonzero(wdl < 0)),
                      longest_dtm=int(np.abs(dtm).max()) if len(dtm) else 0,
                      cursed_wins=int(np.count_nonzero(cls == 1)), blessed_losses=int(np.count_nonzero(cls == -1)),
-                     longest_dtz=int(np.abs(dtz).max()) if len(dtz) else 0)
+                     longest_dtz=int((zval[zval != ILLEGAL] & DEPTH_MASK).max(initial=0)))
 
 
 def check_shard(folder: Path, info: ShardInfo, *, hash_check: bool = True) -> None:
