@@ -220,7 +220,7 @@ def main() -> None:
         write = sum(per[k][3] for k in keys)
         print(f"{name:28} " + " ".join(f"{b:12.3f}" for b in legal_bits)
               + f" {total / 1e6:9.2f} {total / base_total:8.3f} {single:9.2f} {batch:9.2f} {write:7.1f}")
-    print(f"\nof which the dtz column (default coding): " + " ".join(
+    print("\nof which the dtz column (default coding): " + " ".join(
         f"{k} {8 * dtz_bytes[k] / legal_of[k]:.3f} bits" for k in keys))
     print("\nbits: per legal position of the table (both sides to move); single: warm probe_dtm of a random legal "
           "position (for 'one side': probing every move's child, the one-ply search its other side needs); batch: "

@@ -16,7 +16,7 @@ import tablebase
 from tablebase.endgame.material import dependency_order
 from tablebase.generate.exact import load_dtz_side, load_table
 from tablebase.generate.pipeline import LocalPartitions, run_dtz, run_passes
-from tablebase.generate.values import ILLEGAL, ZLOST, ZWON, DEPTH_MASK, KIND_MASK
+from tablebase.generate.values import ILLEGAL, KIND_MASK, ZLOST, ZWON
 from tablebase.generate.verify import verify_table
 from tablebase.store import DEFAULT_CODING, read_manifest
 
@@ -79,11 +79,6 @@ def test_verify_rederives_dtz_and_catches_a_wrong_one(tables_34, tmp_path):
     write_manifest(tmp_path / key, replace(manifest, shards=shards))
     result = verify_table(tmp_path, key)
     assert result.error is None and result.dtz_mismatches >= 1
-
-
-def _won_with_dtz(tb, fen: str) -> tuple[chess.Board, int]:
-    board = chess.Board(fen)
-    return board, tb.probe_dtz(board)
 
 
 def test_categories_follow_the_halfmove_clock(tb):

@@ -31,7 +31,7 @@ from ..generate.values import DEPTH_MASK, ILLEGAL, class_of_stored_dtz, dtz_stor
 from .files import publish, sha256_of, temporary_name
 from .layout import from_storage, stored_dtz_rows, stored_rows, to_storage
 from .manifest import (FORMAT_VERSION, INDEX_SCHEME, SCHEMA, SIDES, CorruptTableError, ShardInfo, TableFormatError,
-                       TableManifest, format_error, read_manifest, side_folder)
+                       format_error, read_manifest, side_folder)
 
 
 @dataclass(frozen=True)
