@@ -107,6 +107,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="server processes (default 1)")
     parser.add_argument("--pieces", type=int, nargs="+", default=[3, 4, 5])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cache-mb", type=int, default=TABLE_CACHE_BYTES >> 20,
+                        help="the server's block cache per column, MB (default: the server's)")
     parser.add_argument("--preload", action="store_true", help="start the server with --preload (tables decoded "
                                                                "into its cache before it serves)")
     args = parser.parse_args()
@@ -114,7 +116,7 @@ def main() -> None:
         str(p) for p in (ROOT / "data" / "tables", ROOT / "data" / "test-tables") if p.is_dir())
     folders = [p for p in tables.split(os.pathsep) if p]
 
-    with open_tablebase(folders, cache_bytes=TABLE_CACHE_BYTES) as tb:  # the server's cache
+    with open_tablebase(folders, cache_bytes=args.cache_mb << 20) as tb:  # the server's cache
         fens = sample_positions(tb, args.pieces, args.distinct, args.seed)
         counts = {n: sum(1 for f in fens if sum(c.isalpha() for c in f.split()[0]) == n) for n in args.pieces}
         print(f"{len(fens)} distinct positions ({', '.join(f'{c} of {n} pieces' for n, c in counts.items())}) "
@@ -141,7 +143,8 @@ def main() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = subprocess.Popen([sys.executable, "-m", "tablebase.cli", "serve", "--tables", os.pathsep.join(folders),
-                               "--port", str(port), "--workers", str(args.workers)] + ["--preload"] * args.preload,
+                               "--port", str(port), "--workers", str(args.workers), "--cache-mb", str(args.cache_mb)]
+                              + ["--preload"] * args.preload,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 300  # preloading takes a while
