@@ -512,7 +512,7 @@ class Tablebase:
             row = self._dtz_row(child)
             mover_row = _zeroing_row(dtz_of_stored(row)[0]) if zeroing else -row if row < 0 else -row - 2 if row else 0
             out.append(MoveValue(move, *_from_mover(*self._value(child)), dtz_of_stored(mover_row)[1],
-                                 _NEGATED_CATEGORY[self.probe_category(child)]))
+                                 _NEGATED_CATEGORY[_category(child, row)]))
             child.pop()
         out.sort(key=lambda m: (-m.wdl, m.dtm))
         return out
@@ -686,16 +686,7 @@ class Tablebase:
         clock = board.halfmove_clock
         if clock < 0:
             raise PositionError(f"halfmove clock {clock} is negative: {board.fen()}")
-        wdl50, dtz = dtz_of_stored(self._dtz_row(board))
-        if board.is_checkmate():
-            return "loss"
-        if clock >= 150:
-            return "draw"
-        if wdl50 == 2:
-            return "win" if clock + dtz <= 100 else "maybe-win"
-        if wdl50 == -2:
-            return "loss" if clock - dtz <= 100 else "maybe-loss"
-        return _CATEGORY_OF_WDL50[wdl50]
+        return _category(board, self._dtz_row(board))
 
     def get_wdl50(self, board: chess.Board, default: int | None = None) -> int | None:
         """Like :meth:`probe_wdl50`, but ``default`` when no table answers the board."""
@@ -868,6 +859,21 @@ def _preload(engine: Engine, keys: list[str]) -> list[str]:
         free -= blocks
         loaded.append(key)
     return loaded
+
+
+def _category(board: chess.Board, row: int) -> str:
+    """:meth:`Tablebase.probe_category` of a board whose stored DTZ row is ``row``."""
+    clock = board.halfmove_clock
+    wdl50, dtz = dtz_of_stored(row)
+    if board.is_checkmate():
+        return "loss"
+    if clock >= 150:
+        return "draw"
+    if wdl50 == 2:
+        return "win" if clock + dtz <= 100 else "maybe-win"
+    if wdl50 == -2:
+        return "loss" if clock - dtz <= 100 else "maybe-loss"
+    return _CATEGORY_OF_WDL50[wdl50]
 
 
 def _dtz_rank(row: int) -> int:
