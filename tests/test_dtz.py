@@ -14,9 +14,9 @@ import pytest
 
 import tablebase
 from tablebase.endgame.material import dependency_order
-from tablebase.generate.exact import load_dtz_side, load_table
+from tablebase.generate.exact import load_dtz_side, load_subtable_classes, load_table
 from tablebase.generate.pipeline import LocalPartitions, run_dtz, run_passes
-from tablebase.generate.values import ILLEGAL, KIND_MASK, ZLOST, ZWON
+from tablebase.generate.values import ILLEGAL, KIND_MASK, ZLOST, ZWON, has_cursed
 from tablebase.generate.verify import verify_table
 from tablebase.store import DEFAULT_CODING, read_manifest
 
@@ -39,6 +39,28 @@ def test_dtz_does_not_depend_on_partitioning(tables_34):
     own = load_table(tables_34, key)
     for stm, got in enumerate(parts.values("dtz")):
         assert np.array_equal(got, load_dtz_side(tables_34, key, stm, own[stm] == ILLEGAL))
+
+
+def test_pawnless_dtz_init_from_dtm_init_is_zinit(tables_34):
+    """Where captures are the only zeroing moves, the DTZ init derived from the DTM init
+    codes (no second move generation) is the one :func:`zinit_slice` generates."""
+    key = "KRvKN"
+    assert not any(has_cursed(load_subtable_classes(tables_34, key, stm).values) for stm in (0, 1))
+    codes = []
+    for derive in (True, False):
+        parts = LocalPartitions(key, tables_34, 2)
+        run_passes(key, parts)
+        assert all(len(p.init_packed[stm]) == len(p.slices) for p in parts.parts for stm in (0, 1))
+        if not derive:
+            for p in parts.parts:
+                p.init_packed = [{}, {}]
+        run_dtz(key, parts)
+        parts.finish(None, (), DEFAULT_CODING)
+        codes.append(parts.values("dtz"))
+    for derived, generated in zip(*codes):
+        assert np.array_equal(derived, generated)
+    own = load_table(tables_34, key)
+    assert np.array_equal(codes[0][1], load_dtz_side(tables_34, key, 1, own[1] == ILLEGAL))
 
 
 def test_dtz_result_is_the_dtm_result(tables_34):

@@ -600,6 +600,28 @@ def _zinit_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcl
     return bad, overflow
 
 
+@njit(cache=True)
+def zinit_from_dtm(init, zval, settles):
+    """:func:`zinit_slice` for a table whose only zeroing moves are captures, none of them
+    into a cursed win or a blessed loss: from the slice's DTM init codes ``init``
+    (:func:`init_slice`'s, before any pass), with no move generation. Such a capture gives
+    a win, draw or loss at distance 1 wherever its DTM exit gives that result, and the ways
+    out are the same piece moves."""
+    for j in range(init.shape[0]):
+        v = init[j]
+        settles[j] = 0
+        if v == ILLEGAL or v == DRAW or v == CANT_LOSE or 0 < v <= MAX_WAYS:
+            zval[j] = v
+        elif v == DECIDED:
+            zval[j] = ZLOST
+        elif (v & KIND_MASK) == TENT_WIN:
+            zval[j] = TENT_WIN | np.uint16(1)
+            settles[j] = 1
+        else:  # a losing capture beside the ways out (exit_loss_code: the ways in the low 7 bits)
+            zval[j] = exit_loss_code(1) + ((v - EXIT_LOSS) & np.uint16(MAX_WAYS))
+            settles[j] = 1
+
+
 #: What :func:`_move_class` gives a piece move (which keeps the clock running).
 PIECE_MOVE = -9
 

@@ -293,6 +293,11 @@ def class_of_stored_dtz(dtz: np.ndarray) -> np.ndarray:
     return np.where(d > 0, won, np.where(d < 0, lost, 0)).astype(np.int8)
 
 
+def has_cursed(classes: np.ndarray) -> bool:
+    """Whether ``classes`` (int8) hold a cursed win or a blessed loss."""
+    return bool(np.any((classes == 1) | (classes == -1)))
+
+
 def class_of_dtm(val: np.ndarray) -> np.ndarray:
     """Exact DTM codes to the classes a DTZ pass assumes at first (int8): every win and
     loss within the rule (a pass then corrects the cursed ones)."""

@@ -96,6 +96,9 @@ def table_memory(key: str, workers: int = 1) -> int:
 #: ply, while most plies take one call (each call is a barrier across the partitions).
 EXPAND_BUDGET = 1 << 22
 
+#: What keeps a partition's values compressed while it does not work on them.
+_CODEC = pa.Codec("zstd", compression_level=1)
+
 #: Version of :meth:`Partition.state`: a checkpoint of another version is not resumed.
 STATE_FORMAT = 4
 
@@ -153,6 +156,9 @@ class Partition:
         self.metric = "dtm"
         self.zval = [np.empty(0, dtype=np.uint16)] * 2
         self.packed: list[dict[int, bytes]] | None = None
+        # Where the only zeroing moves are captures, the DTM init codes, compressed per
+        # slice, from which the DTZ init derives without a second move generation.
+        self.init_packed: list[dict[int, bytes]] = [{}, {}]
 
     def init(self, stm: int, subtables: SubtableValues) -> dict:
         """Classify every position of side to move ``stm`` and read its exits from
@@ -167,6 +173,7 @@ class Partition:
         self.val[stm] = np.empty(size, dtype=np.uint16)
         settles = np.empty(self.span, dtype=np.uint16)
         legal = 0
+        keep_init = not self.scheme.material.has_pawns
         for sl in self.slices:
             # Per slice, so that the temporaries below stay small beside the values.
             lo, hi = self.scheme.slice_range(sl)
@@ -180,6 +187,8 @@ class Partition:
                 raise GenerationError(f"{self.scheme.material}: {overflow} positions of slice {sl} (side {stm}) "
                                       f"have more than {V.MAX_WAYS} ways out or a losing capture slower than "
                                       f"{V.MAX_EXIT_LOSS} plies, more than a value holds")
+            if keep_init:
+                self.init_packed[stm][sl] = _CODEC.compress(val).to_pybytes()
             plies = settles[:hi - lo]
             if plies.any():
                 self.exit_plies[stm, sl] = np.bincount(plies[plies > 0])
@@ -223,11 +232,18 @@ class Partition:
         if len(self.zval[stm]) != self.hi - self.lo:
             self.zval[stm] = np.empty(self.hi - self.lo, dtype=np.uint16)
         settles = np.empty(self.span, dtype=np.uint16)
+        init_codes = self.init_packed[stm] if self.init_packed[stm] and not V.has_cursed(s.values) else None
+        self.init_packed[stm] = {}
         for sl in self.slices:
             lo, hi = self.scheme.slice_range(sl)
             z = self.zval[stm][lo - self.lo:hi - self.lo]
-            bad, overflow = K.zinit_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm,
-                                          e.subdesc, s.values, s.offsets, them_classes, z, settles[:hi - lo])
+            if init_codes is not None:
+                raw = _CODEC.decompress(init_codes.pop(sl), decompressed_size=2 * (hi - lo))
+                K.zinit_from_dtm(np.frombuffer(raw, dtype=np.uint16), z, settles[:hi - lo])
+                bad = overflow = 0
+            else:
+                bad, overflow = K.zinit_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm,
+                                              e.subdesc, s.values, s.offsets, them_classes, z, settles[:hi - lo])
             if bad:
                 raise GenerationError(f"{self.scheme.material}: {bad} zeroing moves of slice {sl} (side {stm}) "
                                       "reach a sub-table side not loaded")
@@ -247,12 +263,11 @@ class Partition:
     def _pack_dtm(self) -> None:
         """Finish the DTM values and keep them compressed per slice until the shards."""
         self._finalize()
-        codec = pa.Codec("zstd", compression_level=1)
         self.packed = [{}, {}]
         for stm in (0, 1):
             for sl in self.slices:
                 lo, hi = self.scheme.slice_range(sl)
-                self.packed[stm][sl] = codec.compress(self.val[stm][lo - self.lo:hi - self.lo]).to_pybytes()
+                self.packed[stm][sl] = _CODEC.compress(self.val[stm][lo - self.lo:hi - self.lo]).to_pybytes()
             self.val[stm] = np.empty(0, dtype=np.uint16)
 
     def _dtm_slice(self, stm: int, sl: int) -> np.ndarray:
@@ -260,7 +275,7 @@ class Partition:
         lo, hi = self.scheme.slice_range(sl)
         if self.packed is None:
             return self.val[stm][lo - self.lo:hi - self.lo]
-        raw = pa.Codec("zstd").decompress(self.packed[stm][sl], decompressed_size=2 * (hi - lo))
+        raw = _CODEC.decompress(self.packed[stm][sl], decompressed_size=2 * (hi - lo))
         return np.frombuffer(raw, dtype=np.uint16)
 
     def _has_en_passant(self) -> bool:
