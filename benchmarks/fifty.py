@@ -3,14 +3,14 @@
     python benchmarks/fifty.py --tables DIR [--base-src DIR --base-tables DIR] [MATERIAL ...]
 
 For each table (default: KQRvKR KRPvKR), generated whole in one process (a subprocess per
-run, its sub-tables linked from ``--tables``), it prints the seconds end to end, those of
-the DTZ passes, and the ratio of the whole to the whole without the DTZ passes (the DTM
-passes, the storage orders and the shards, as the same run spent them; the shards' ``dtz``
-column stays in), the DTZ passes run and the peak RSS per index position.
+run, its sub-tables linked from ``--tables``), twice in a row: WDL and DTM only
+(``--no-dtz``), then with the 50-move rule's DTZ. It prints both runs' seconds end to end,
+the DTZ passes' seconds, the ratio of the two runs, the DTZ passes run and each run's peak
+RSS per index position.
 
 ``--base-src`` (a checkout of an earlier version, e.g. ``git worktree add ../base 2b4096b``)
 with ``--base-tables`` (its tables, of its format) adds that version's run of the same
-table in the same session: DTM only, its seconds and peak memory beside ours.
+table in the same session (DTM only): its seconds and peak memory, and ours over them.
 """
 
 from __future__ import annotations
@@ -35,20 +35,21 @@ import json, resource, sys, time
 from pathlib import Path
 from tablebase.generate.pipeline import generate_table
 t = time.perf_counter()
-stats = generate_table(Path(sys.argv[1]), sys.argv[2])
+stats = generate_table(Path(sys.argv[1]), sys.argv[2], **({"dtz": sys.argv[3] == "1"} if len(sys.argv) > 3 else {}))
 print(json.dumps({"seconds": time.perf_counter() - t, "dtz_seconds": getattr(stats, "dtz_seconds", 0.0),
                   "dtz_passes": getattr(stats, "dtz_passes", 0), "skipped": stats.skipped,
                   "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
 
-def run(src: Path, tables: Path, key: str) -> dict:
-    """Generate ``key`` with the code in ``src`` into a fresh folder beside links to its sub-tables."""
+def run(src: Path, tables: Path, key: str, *dtz: str) -> dict:
+    """Generate ``key`` with the code in ``src`` into a fresh folder beside links to its
+    sub-tables (``dtz``: "1" with DTZ, "0" without, nothing: the version's default)."""
     with tempfile.TemporaryDirectory(dir=ROOT / "data") as tmp:
         for sub in dependency_order([key])[:-1]:
             os.symlink((tables / sub).resolve(), Path(tmp) / sub)
         env = dict(os.environ, PYTHONPATH=str(src))
-        out = subprocess.run([sys.executable, "-c", CHILD, tmp, key], env=env, cwd=src, check=True,
+        out = subprocess.run([sys.executable, "-c", CHILD, tmp, key, *dtz], env=env, cwd=src, check=True,
                              capture_output=True, text=True).stdout
         shutil.rmtree(Path(tmp) / key, ignore_errors=True)
     return json.loads(out.strip().splitlines()[-1])
@@ -61,20 +62,22 @@ def main() -> None:
     parser.add_argument("--base-src", type=Path)
     parser.add_argument("--base-tables", type=Path)
     args = parser.parse_args()
-    print(f"{'table':8} {'seconds':>8} {'DTZ s':>7} {'ratio':>6} {'passes':>6} {'B/pos':>6}"
-          + (f" {'base s':>7} {'base B/pos':>10} {'vs base':>7}" if args.base_src else ""))
+    print(f"{'table':8} {'DTM s':>7} {'+DTZ s':>7} {'DTZ s':>7} {'ratio':>6} {'passes':>6} {'B/pos':>6} "
+          f"{'+DTZ B/pos':>10}" + (f" {'base s':>7} {'base B/pos':>10} {'DTM/base':>8}" if args.base_src else ""))
     for key in args.materials:
         positions = 2 * IndexScheme.of(key).size
-        r = run(ROOT, args.tables, key)
-        line = (f"{key:8} {r['seconds']:8.1f} {r['dtz_seconds']:7.1f} "
-                f"{r['seconds'] / (r['seconds'] - r['dtz_seconds']):6.2f} {r['dtz_passes']:6d} "
-                f"{r['peak'] / positions:6.2f}")
+        d = run(ROOT, args.tables, key, "0")
+        r = run(ROOT, args.tables, key, "1")
+        line = (f"{key:8} {d['seconds']:7.1f} {r['seconds']:7.1f} {r['dtz_seconds']:7.1f} "
+                f"{r['seconds'] / d['seconds']:6.2f} {r['dtz_passes']:6d} {d['peak'] / positions:6.2f} "
+                f"{r['peak'] / positions:10.2f}")
         if args.base_src:
             b = run(args.base_src, args.base_tables, key)
-            line += f" {b['seconds']:7.1f} {b['peak'] / positions:10.2f} {r['seconds'] / b['seconds']:7.2f}"
+            line += f" {b['seconds']:7.1f} {b['peak'] / positions:10.2f} {d['seconds'] / b['seconds']:8.2f}"
         print(line, flush=True)
-    print("\nratio: the whole run over the whole run without its DTZ passes; B/pos: peak RSS of the process "
-          "(Python, numpy, pyarrow and the kernels included) per index position, both sides to move")
+    print("\nDTM s / +DTZ s: the run without / with the 50-move rule; ratio: the second over the first; "
+          "B/pos: peak RSS of the process (Python, numpy, pyarrow and the kernels included) per index "
+          "position, both sides to move; DTM/base: the run without DTZ over the base version's")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ _key_numba_cache()
 # and python-chess. The errors (``tablebase.errors``) import nothing.
 _LAZY = {
     **dict.fromkeys(["BadFenError", "CastlingRightsError", "CorruptTableError", "IllegalPositionError",
-                     "MissingTableError", "PositionError", "TableFormatError", "TablebaseError", "TablesFolderError",
+                     "MissingMetricError", "MissingTableError", "PositionError", "TableFormatError", "TablebaseError", "TablesFolderError",
                      "TooManyPiecesError"], "errors"),
     **dict.fromkeys(["MoveValue", "Tablebase", "open_tablebase", "table_folders"], "probe"),
     **dict.fromkeys(["decode", "encode"], "endgame.pychess"),

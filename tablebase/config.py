@@ -28,6 +28,8 @@ KEYS = {
                    "(smaller: one task); default 8,000,000",
     "checkpoint_seconds": "seconds between checkpoints of a table in progress (a re-run resumes from the last); "
                           "0 = after every ply",
+    "dtz": "true (default): also the 50-move rule's WDL50 and DTZ; false: WDL and DTM only (fewer bytes, "
+           "faster)",
 }
 
 
@@ -41,6 +43,7 @@ class JobConfig:
     address: str = ""
     split_above: int | None = None  # None: the generator's default
     checkpoint_seconds: float = 300.0
+    dtz: bool = True
 
     def tables(self) -> list[str]:
         """The requested tables (sub-tables are added by the scheduler)."""
@@ -54,7 +57,7 @@ class JobConfig:
 
     def as_dict(self) -> dict:
         return {"materials": self.materials, "pieces": self.pieces, "workers": self.workers,
-                "executor": self.executor}
+                "executor": self.executor, "dtz": self.dtz}
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "config") -> "JobConfig":
@@ -95,6 +98,10 @@ class JobConfig:
                 if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or v != v:
                     raise ConfigError(f"{source}: '{name}' must be a number >= 0 ({KEYS[name]}), got {v!r}")
                 setattr(cfg, name, int(v) if name == "split_above" else float(v))
+        if "dtz" in data:
+            if not isinstance(data["dtz"], bool):
+                raise ConfigError(f"{source}: 'dtz' must be true or false ({KEYS['dtz']}), got {data['dtz']!r}")
+            cfg.dtz = data["dtz"]
         if "address" in data:
             if not isinstance(data["address"], str):
                 raise ConfigError(f"{source}: 'address' must be a string")

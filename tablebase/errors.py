@@ -57,6 +57,11 @@ class MissingTableError(TablebaseError, KeyError):
         self.material = material
 
 
+class MissingMetricError(MissingTableError):
+    """The board's table is there but holds no 50-move-rule values (WDL50, DTZ): it was
+    generated with ``--no-dtz``. The message names the command that adds them."""
+
+
 class PositionError(TablebaseError, ValueError):
     """A board the tables cannot answer (the ``get_*`` methods return their default)."""
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import chess
 
-from .errors import MissingTableError, PositionError
+from .errors import MissingMetricError, MissingTableError, PositionError
 
 __all__ = ["CATEGORIES", "mainline_json", "move_sort_key", "negate", "position_values", "probe_json"]
 
@@ -62,7 +62,8 @@ def position_values(tb, board: chess.Board, halfmoves_before: int | None = None)
     ``precise_dtz``, ``dtm``, ``dtw``, ``dtc``, ``category``, in that order.
 
     Values no table gives (castling rights, a missing table) are ``null`` and the category
-    ``unknown``. ``dtz`` and ``precise_dtz`` are both the exact DTZ50'' (python-chess's
+    ``unknown``; so are ``dtz`` and a decided position's category in a table generated
+    without DTZ. ``dtz`` and ``precise_dtz`` are both the exact DTZ50'' (python-chess's
     ``probe_dtz`` convention, -1 for a checkmated side: lila-tablebase's Syzygy values,
     never rounded here). The category is lila-tablebase's: with ``halfmoves_before`` (the
     clock of the position before, default the board's less one) at 100 or more, a decided
@@ -87,13 +88,19 @@ def position_values(tb, board: chess.Board, halfmoves_before: int | None = None)
     before = max(board.halfmove_clock - 1, 0) if halfmoves_before is None else halfmoves_before
     dtm = dtz = None
     category = "unknown"
+    drawn = False
     if not board.castling_rights:
         try:
-            dtz = tb.probe_dtz(board)
+            try:
+                dtz = tb.probe_dtz(board)
+                drawn = dtz == 0
+            except MissingMetricError:  # a table generated without DTZ: its DTM still answers
+                drawn = tb.probe_wdl(board) == 0
             dtm = None if checkmate else tb.probe_dtm(board)
         except (MissingTableError, PositionError):
             dtz = dtm = None  # unknown, as Lichess has a position its tables do not answer
-    if stalemate or insufficient or dtz == 0 or (board.halfmove_clock >= 150 and not checkmate):
+            drawn = False
+    if stalemate or insufficient or drawn or (board.halfmove_clock >= 150 and not checkmate):
         category = "draw"
     elif checkmate:
         category = "loss" if before < 100 else "blessed-loss"
@@ -170,7 +177,7 @@ def probe_json(tb, board: chess.Board) -> dict:
             if m["category"] != settle[0]:
                 break
             m["category"] = settle[1]
-    if moves:
+    if moves and moves[0]["category"] != "unknown":  # else the root's own (a table without DTZ)
         root["category"] = negate(moves[0]["category"])
     root["moves"] = moves
     return root

@@ -158,7 +158,7 @@ def plan_job(cfg: JobConfig) -> Plan:
     split_above = SPLIT_ABOVE if cfg.split_above is None else cfg.split_above
     out = Path(cfg.out)
     order = dependency_order(cfg.tables())
-    complete = [k for k in order if table_complete(out / k, k, hash_check=False)]
+    complete = [k for k in order if table_complete(out / k, k, hash_check=False, dtz=cfg.dtz)]
     tables = []
     for key in order:
         if key in complete:

@@ -42,8 +42,8 @@ import numpy as np
 from .endgame.index import IndexScheme
 from .endgame.material import MAX_PIECES, Material, normalize_key
 from .endgame.pychess import board_squares, fen_as_given, illegal_position_error as _illegal
-from .errors import (BadFenError, CastlingRightsError, CorruptTableError, IllegalPositionError, MissingTableError,
-                     PositionError, TableFormatError, TablesFolderError, TooManyPiecesError)
+from .errors import (BadFenError, CastlingRightsError, CorruptTableError, IllegalPositionError, MissingMetricError,
+                     MissingTableError, PositionError, TableFormatError, TablesFolderError, TooManyPiecesError)
 from .generate.values import DRAW, ILLEGAL, ZERO_CURSED, ZERO_WIN, decode_value, dtz_of_stored, to_wdl_dtm
 from .probing.engine import Engine, NoSubtable, encode_board
 from .store import is_table_folder
@@ -55,6 +55,7 @@ __all__ = [
     "CorruptTableError",
     "ILLEGAL_WDL",
     "IllegalPositionError",
+    "MissingMetricError",
     "MissingTableError",
     "MoveValue",
     "PositionError",
@@ -84,13 +85,14 @@ class MoveValue:
     plays it: ``wdl`` +1 when the move wins, ``dtm`` plies to mate counting the move;
     under the 50-move rule, ``dtz`` (as :meth:`Tablebase.probe_dtz`, counting the move:
     a zeroing move that keeps a win is 1) and ``category`` (as
-    :meth:`Tablebase.probe_category`, with the clock the move leaves)."""
+    :meth:`Tablebase.probe_category`, with the clock the move leaves), both None where
+    the table after the move holds no DTZ (generated with ``--no-dtz``)."""
 
     move: chess.Move
     wdl: int
     dtm: int
-    dtz: int = 0
-    category: str = "draw"
+    dtz: int | None = 0
+    category: str | None = "draw"
 
 
 class CacheInfo(NamedTuple):
@@ -509,10 +511,16 @@ class Tablebase:
         for move in board.legal_moves:
             zeroing = board.is_zeroing(move)
             child.push(move)
-            row = self._dtz_row(child)
-            mover_row = _zeroing_row(dtz_of_stored(row)[0]) if zeroing else -row if row < 0 else -row - 2 if row else 0
-            out.append(MoveValue(move, *_from_mover(*self._value(child)), dtz_of_stored(mover_row)[1],
-                                 _NEGATED_CATEGORY[_category(child, row)]))
+            wdl, dtm = _from_mover(*self._value(child))
+            try:
+                row = self._dtz_row(child)
+            except MissingMetricError:
+                out.append(MoveValue(move, wdl, dtm, None, None))
+            else:
+                mover_row = (_zeroing_row(dtz_of_stored(row)[0]) if zeroing
+                             else -row if row < 0 else -row - 2 if row else 0)
+                out.append(MoveValue(move, wdl, dtm, dtz_of_stored(mover_row)[1],
+                                     _NEGATED_CATEGORY[_category(child, row)]))
             child.pop()
         out.sort(key=lambda m: (-m.wdl, m.dtm))
         return out
@@ -562,6 +570,11 @@ class Tablebase:
         """
         moves = self.probe_moves(board)
         if fifty_move_rule:
+            without = next((m.move for m in moves if m.category is None), None)
+            if without is not None:  # a table holds no DTZ: its MissingMetricError names it
+                child = board.copy(stack=False)
+                child.push(without)
+                self._dtz_row(child)
             moves.sort(key=lambda m: -CATEGORIES.index(m.category))
         return moves[0].move if moves else None
 
@@ -622,6 +635,9 @@ class Tablebase:
             if key == "KvK":
                 return 0
             raise self._missing(key)
+        reader = engine.readers[t]
+        if not reader.manifest.has_dtz:
+            raise reader.missing_dtz()
         return engine.row(t, stm, idx)
 
     def _dtz_ep(self, board: chess.Board) -> int:

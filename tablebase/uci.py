@@ -269,11 +269,12 @@ class Engine:
         if tb is None:
             return None
         try:
-            # The board's halfmove clock counts: the win kept in hand before the clock runs out.
-            if len(allowed) == board.legal_moves.count():
-                move = tb.best_move(board, fifty_move_rule=True)
+            # As best_move(board, fifty_move_rule=True) among the allowed moves: the halfmove
+            # clock counts, the win kept in hand before the clock runs out.
+            moves = [m for m in tb.probe_moves(board) if m.move in allowed]
+            if any(m.category is None for m in moves):
+                move = moves[0].move  # tables without DTZ: DTM-optimal, the clock unseen
             else:
-                moves = [m for m in tb.probe_moves(board) if m.move in allowed]
                 move = max(moves, key=lambda m: CATEGORIES.index(m.category)).move
             score = _mate_score(tb.probe_wdl(board), tb.probe_dtm(board))
         except (MissingTableError, PositionError):

@@ -20,7 +20,8 @@ from ray.exceptions import ActorDiedError, RayActorError, RayError
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
 from ..generate.exact import load_subtable_classes, load_subtables
-from ..generate.pipeline import PartitionLost, Progress, TableStats, generate_table, init_order, skipped_stats
+from ..generate.pipeline import (PartitionLost, Progress, TableClasses, TableStats, generate_table, init_order,
+                                 skipped_stats)
 from ..generate.worker import SPLIT_ABOVE, GenerationError, Partition, partition_bounds, table_memory
 from ..store.checkpoint import StateFile, read_state, write_state
 from ..store import Coding, ShardInfo, table_complete
@@ -125,26 +126,26 @@ class RayPartitions:
     def peak_memory(self) -> list[int]:
         return self._get([a.peak_memory.remote() for a in self.actors])
 
-    def init(self) -> list[dict]:
+    def init(self, dtz: bool = True) -> list[dict]:
         """Each side in turn: the driver reads the sub-table values that side's exits reach
         and puts them in the object store once, for every actor of the node to share."""
         stats = []
         for stm in init_order(self.key):
             subtables = ray.put(load_subtables(self.out, self.key, stm))
-            stats += self._get([a.init.remote(stm, subtables) for a in self.actors])
+            stats += self._get([a.init.remote(stm, subtables, dtz) for a in self.actors])
             del subtables
         return stats
 
-    def dtz_classes(self) -> list[list[np.ndarray]]:
-        return self._get([a.dtz_classes.remote() for a in self.actors])
+    def dtz_classes(self, stm: int) -> list[np.ndarray]:
+        return self._get([a.dtz_classes.remote(stm) for a in self.actors])
 
-    def dtz_init(self, classes: list[np.ndarray]) -> None:
+    def dtz_init(self, classes: TableClasses) -> None:
         """As :meth:`init`: the table's classes and the sub-tables' put in the object store once."""
-        shared = [ray.put(c) for c in classes]
         for stm in init_order(self.key):
             subclasses = ray.put(load_subtable_classes(self.out, self.key, stm))
-            self._get([a.dtz_init.remote(stm, subclasses, shared[1 - stm]) for a in self.actors])
-            del subclasses
+            them = ray.put(classes.side(1 - stm))
+            self._get([a.dtz_init.remote(stm, subclasses, them) for a in self.actors])
+            del subclasses, them
 
     def superstep(self, ply: int) -> int:
         decided = 0
@@ -179,14 +180,17 @@ class RayPartitions:
 
 
 @ray.remote(num_cpus=1)
-def _generate_table_task(out: str, key: str, config: dict, checkpoint_seconds: float | None) -> TableStats:
-    return generate_table(Path(out), key, config=config, checkpoint_seconds=checkpoint_seconds)
+def _generate_table_task(out: str, key: str, config: dict, checkpoint_seconds: float | None,
+                         dtz: bool) -> TableStats:
+    return generate_table(Path(out), key, config=config, checkpoint_seconds=checkpoint_seconds, dtz=dtz)
 
 
 def generate_on_ray(keys: list[str], out: Path, *, workers: int, progress: Progress | None = None,
                     on_table: Callable[[TableStats], None] | None = None, config: dict | None = None,
-                    split_above: int | None = None, checkpoint_seconds: float | None = None) -> list[TableStats]:
-    """Generate ``keys`` and their sub-tables on the connected Ray instance.
+                    split_above: int | None = None, checkpoint_seconds: float | None = None,
+                    dtz: bool = True) -> list[TableStats]:
+    """Generate ``keys`` and their sub-tables on the connected Ray instance (``dtz=False``:
+    WDL and DTM only).
 
     Independent small tables run concurrently as tasks; a table of more than
     ``split_above`` positions per side (default :data:`SPLIT_ABOVE`) waits until nothing else runs, then takes
@@ -198,7 +202,7 @@ def generate_on_ray(keys: list[str], out: Path, *, workers: int, progress: Progr
     config = config or {}
     split_above = SPLIT_ABOVE if split_above is None else split_above
     order = dependency_order(keys)
-    check_memory([k for k in order if not table_complete(out / k, k, hash_check=False)],
+    check_memory([k for k in order if not table_complete(out / k, k, hash_check=False, dtz=dtz)],
                  ray.cluster_resources(), workers, split_above)
     deps = {k: {m.key for m in Material.parse(k).direct_subtables()} for k in order}
     done: set[str] = set()
@@ -215,17 +219,18 @@ def generate_on_ray(keys: list[str], out: Path, *, workers: int, progress: Progr
     while todo or running:
         ready = [k for k in todo if deps[k] <= done]
         for key in ready:
-            if table_complete(out / key, key):
+            if table_complete(out / key, key, dtz=dtz):
                 todo.remove(key)
                 finished(skipped_stats(out, key))
             elif IndexScheme.of(key).size <= split_above:
                 todo.remove(key)
                 running[_generate_table_task.options(name=f"generate {key}")
-                        .remote(str(out), key, config, checkpoint_seconds)] = key
+                        .remote(str(out), key, config, checkpoint_seconds, dtz)] = key
             elif not running:
                 todo.remove(key)
                 finished(generate_table(out, key, num_partitions=workers, progress=progress, config=config,
-                                        checkpoint_seconds=checkpoint_seconds, make_partitions=RayPartitions))
+                                        checkpoint_seconds=checkpoint_seconds, dtz=dtz,
+                                        make_partitions=RayPartitions))
                 break
         if running:
             ref_done, _ = ray.wait(list(running), num_returns=1)

@@ -27,8 +27,9 @@ from ..store.checkpoint import (Checkpoint, CorruptCheckpointError, StateFile, c
 from ..store import (DEFAULT_CODING, Coding, ShardInfo, TableManifest, read_manifest, remove_other_format,
                      table_complete, write_manifest)
 from ..store.layout import candidate_orders, natural_order, order_sample
+from ..store.manifest import METRICS, METRICS_WITHOUT_DTZ
 from .exact import load_subtable_classes, load_subtables
-from .worker import GenerationError, Partition, partition_bounds, subtable_reads
+from .worker import PACKING, GenerationError, Partition, partition_bounds, subtable_reads
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ class Partitions(Protocol):
 
     def peak_memory(self) -> list[int]: ...
 
-    def init(self) -> list[dict]: ...
+    def init(self, dtz: bool = True) -> list[dict]: ...
 
     def superstep(self, ply: int) -> int: ...
 
@@ -64,9 +65,9 @@ class Partitions(Protocol):
 
     def order_costs(self, sample: list[int], dont_care: str) -> list[dict]: ...
 
-    def dtz_classes(self) -> list[list[np.ndarray]]: ...
+    def dtz_classes(self, stm: int) -> list[np.ndarray]: ...
 
-    def dtz_init(self, classes: list[np.ndarray]) -> None: ...
+    def dtz_init(self, classes: "TableClasses") -> None: ...
 
     def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]: ...
 
@@ -90,23 +91,24 @@ class LocalPartitions:
     def peak_memory(self) -> list[int]:
         return [self.parts[0].peak_memory()]
 
-    def init(self) -> list[dict]:
+    def init(self, dtz: bool = True) -> list[dict]:
         stats = []
         for stm in init_order(self.key):
             subtables = load_subtables(self.out, self.key, stm)
-            stats += [p.init(stm, subtables) for p in self.parts]
+            stats += [p.init(stm, subtables, dtz) for p in self.parts]
             del subtables  # before the other side's values take their memory
         return stats
 
-    def dtz_classes(self) -> list[list[np.ndarray]]:
-        return [p.dtz_classes() for p in self.parts]
+    def dtz_classes(self, stm: int) -> list[np.ndarray]:
+        return [p.dtz_classes(stm) for p in self.parts]
 
-    def dtz_init(self, classes: list[np.ndarray]) -> None:
+    def dtz_init(self, classes: "TableClasses") -> None:
         for stm in init_order(self.key):
             subclasses = load_subtable_classes(self.out, self.key, stm)
+            them = classes.side(1 - stm)
             for p in self.parts:
-                p.dtz_init(stm, subclasses, classes[1 - stm])
-            del subclasses
+                p.dtz_init(stm, subclasses, them)
+            del subclasses, them
 
     def superstep(self, ply: int) -> int:
         n = len(self.parts)
@@ -172,6 +174,7 @@ class TableStats:
     dtz_plies: int = 0  # plies of the last DTZ pass
     dtz_seconds: float = 0.0
     longest_dtz: int = 0
+    has_dtz: bool = True  # the table holds the 50-move rule's values
 
 
 def _resume(key: str, parts: Partitions, checkpoints: Path) -> Checkpoint | None:
@@ -192,14 +195,15 @@ def _resume(key: str, parts: Partitions, checkpoints: Path) -> Checkpoint | None
 
 
 def run_passes(key: str, parts: Partitions, progress: Progress | None = None, *, checkpoints: Path | None = None,
-               checkpoint_seconds: float = math.inf) -> TableStats:
+               checkpoint_seconds: float = math.inf, dtz: bool = True) -> TableStats:
     """Init (or resume from the last checkpoint in ``checkpoints``), then supersteps until
     a ply decides nothing and no exit is still due; every ``checkpoint_seconds`` the
-    partitions' state at the end of a ply is saved to ``checkpoints``."""
+    partitions' state at the end of a ply is saved to ``checkpoints``. ``dtz``: the DTZ
+    passes will follow."""
     t0 = time.perf_counter()
     cp = _resume(key, parts, checkpoints) if checkpoints is not None else None
     if cp is None:
-        legal = sum(s["legal"] for s in parts.init())
+        legal = sum(s["legal"] for s in parts.init(dtz))
         ply = total = 0
     else:
         legal, ply, total = cp.legal, cp.ply, cp.decided
@@ -236,10 +240,30 @@ def sweep(parts: Partitions, ply: int = 0, total: int = 0,
             after_ply(ply, decided, total)
 
 
-def _table_classes(parts: Partitions) -> list[np.ndarray]:
-    """Both sides' classes over the whole index, from the partitions (in index order)."""
-    per_part = parts.dtz_classes()
-    return [np.concatenate([c[stm] for c in per_part]) for stm in (0, 1)]
+@dataclass(frozen=True)
+class TableClasses:
+    """Both sides' classes over a table's whole index (what its pawn moves reach), each
+    zstd-compressed: between the DTZ inits they take no memory to speak of, and equal
+    bytes are equal classes."""
+
+    packed: tuple[bytes, bytes]
+    size: int
+
+    @classmethod
+    def of(cls, parts: Partitions, size: int) -> "TableClasses":
+        """The partitions' classes (in index order), one side at a time."""
+        return cls(tuple(PACKING.compress(np.concatenate(parts.dtz_classes(stm))).to_pybytes() for stm in (0, 1)),
+                   size)
+
+    @classmethod
+    def none(cls) -> "TableClasses":
+        """For a table without pawn moves (no class is read)."""
+        return cls((b"", b""), 0)
+
+    def side(self, stm: int) -> np.ndarray:
+        if not self.size:
+            return np.zeros(1, dtype=np.int8)
+        return np.frombuffer(PACKING.decompress(self.packed[stm], decompressed_size=self.size), dtype=np.int8)
 
 
 def run_dtz(key: str, parts: Partitions) -> tuple[int, int]:
@@ -249,8 +273,9 @@ def run_dtz(key: str, parts: Partitions) -> tuple[int, int]:
     classes the last one found until they are the ones it assumed; pawn moves only go
     forward, so that takes one pass more than the longest chain of pawn moves on which a
     cursed win or blessed loss changes a class. Returns the passes and the last one's plies."""
-    pawnful = IndexScheme.of(key).material.has_pawns
-    classes = _table_classes(parts) if pawnful else [np.zeros(1, dtype=np.int8)] * 2
+    scheme = IndexScheme.of(key)
+    pawnful = scheme.material.has_pawns
+    classes = TableClasses.of(parts, scheme.size) if pawnful else TableClasses.none()
     passes = 0
     while True:
         passes += 1
@@ -258,11 +283,10 @@ def run_dtz(key: str, parts: Partitions) -> tuple[int, int]:
         plies = sweep(parts)
         if not pawnful:
             return passes, plies
-        found = _table_classes(parts)
-        if all(np.array_equal(a, b) for a, b in zip(found, classes)):
+        found = TableClasses.of(parts, scheme.size)
+        if found == classes:
             return passes, plies
-        log.info("%s: DTZ pass %d changed %d classes; again", key, passes,
-                 sum(int(np.count_nonzero(a != b)) for a, b in zip(found, classes)))
+        log.info("%s: DTZ pass %d changed classes; again", key, passes)
         classes = found
 
 
@@ -281,8 +305,9 @@ def choose_orders(key: str, parts: Partitions, coding: Coding) -> tuple[tuple[in
 
 def solve_table(key: str, parts: Partitions, folder: Path | None = None, progress: Progress | None = None, *,
                 checkpoint_seconds: float | None = None, coding: Coding = DEFAULT_CODING,
-                max_restarts: int = MAX_RESTARTS) -> tuple[TableStats, list[ShardInfo], tuple]:
-    """:func:`run_passes`, then the shards into ``folder`` (when given). A lost partition
+                max_restarts: int = MAX_RESTARTS, dtz: bool = True) -> tuple[TableStats, list[ShardInfo], tuple]:
+    """:func:`run_passes`, the DTZ passes where ``dtz`` (:func:`run_dtz`), then the
+    shards into ``folder`` (when given). A lost partition
     rolls every partition back to the last checkpoint (or to init) and the table goes on:
     the passes are deterministic, so the shards are those of an undisturbed run.
     ``checkpoint_seconds=None`` writes no checkpoints (and resumes from none)."""
@@ -291,11 +316,13 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
     while True:
         try:
             stats = run_passes(key, parts, progress, checkpoints=checkpoints,
-                               checkpoint_seconds=checkpoint_seconds if checkpoint_seconds is not None else math.inf)
+                               checkpoint_seconds=checkpoint_seconds if checkpoint_seconds is not None else math.inf,
+                               dtz=dtz)
             orders = choose_orders(key, parts, coding)
-            t = time.perf_counter()
-            stats.dtz_passes, stats.dtz_plies = run_dtz(key, parts)
-            stats.dtz_seconds = time.perf_counter() - t
+            if dtz:
+                t = time.perf_counter()
+                stats.dtz_passes, stats.dtz_plies = run_dtz(key, parts)
+                stats.dtz_seconds = time.perf_counter() - t
             infos = parts.finish(folder, orders, coding)
             stats.worker_peak_bytes = max(parts.peak_memory())
         except PartitionLost as e:
@@ -317,10 +344,11 @@ def init_order(key: str) -> list[int]:
 
 
 def write_table_manifest(out: Path, key: str, infos: list[ShardInfo], orders: tuple, coding: Coding,
-                         config: dict | None = None) -> TableManifest:
+                         config: dict | None = None, dtz: bool = True) -> TableManifest:
     manifest = TableManifest(material=key, index_size=IndexScheme.of(key).size,
                              shards=sorted(infos, key=lambda i: (i.side, i.start)),
                              orders={"w": list(orders[0]), "b": list(orders[1])}, coding=coding.as_dict(),
+                             metrics=list(METRICS if dtz else METRICS_WITHOUT_DTZ),
                              generator=f"tablebase {__version__}", config=config or {})
     write_manifest(out / key, manifest)
     return manifest
@@ -332,6 +360,7 @@ def finish_stats(stats: TableStats, manifest: TableManifest, t0: float) -> Table
     stats.counts = manifest.counts()
     stats.longest_dtm = manifest.longest_dtm
     stats.longest_dtz = manifest.longest_dtz
+    stats.has_dtz = manifest.has_dtz
     return stats
 
 
@@ -343,14 +372,16 @@ def skipped_stats(out: Path, key: str) -> TableStats:
 
 def generate_table(out: Path, key: str, *, num_partitions: int = 1, progress: Progress | None = None,
                    config: dict | None = None, checkpoint_seconds: float | None = None,
-                   coding: Coding = DEFAULT_CODING,
+                   coding: Coding = DEFAULT_CODING, dtz: bool = True,
                    make_partitions: Callable[[str, Path, int], Partitions] = LocalPartitions) -> TableStats:
     """Generate one table (its sub-tables must be complete under ``out``), by default in
     this process; ``make_partitions`` places the partitions elsewhere (Ray actors). With
     ``checkpoint_seconds``, a run resumes from the table's last checkpoint and writes one
-    at the end of a ply at most that often. A table of another format is replaced."""
+    at the end of a ply at most that often. ``dtz=False``: WDL and DTM only, no 50-move
+    rule (its sub-tables then need no DTZ either). A table of another format is replaced,
+    and so is one without DTZ where ``dtz`` asks for it."""
     out = Path(out)
-    if table_complete(out / key, key):
+    if table_complete(out / key, key, dtz=dtz):
         return skipped_stats(out, key)
     if remove_other_format(out / key):
         log.info("%s: removed a table of an older format, to write it again", key)
@@ -359,22 +390,23 @@ def generate_table(out: Path, key: str, *, num_partitions: int = 1, progress: Pr
     try:
         where = parts.where()
         stats, infos, orders = solve_table(key, parts, out / key, progress, checkpoint_seconds=checkpoint_seconds,
-                                           coding=coding)
+                                           coding=coding, dtz=dtz)
     finally:
         parts.close()
     stats.partitions, stats.nodes = len(where), len({node for node, _ in where})
-    manifest = write_table_manifest(out, key, infos, orders, coding, config)
+    manifest = write_table_manifest(out, key, infos, orders, coding, config, dtz)
     return finish_stats(stats, manifest, t0)
 
 
 def generate(keys: list[str], out: Path, *, progress: Progress | None = None,
              on_table: Callable[[TableStats], None] | None = None, config: dict | None = None,
-             checkpoint_seconds: float | None = None) -> list[TableStats]:
-    """Generate ``keys`` and every sub-table they need, in this process, sub-tables first."""
+             checkpoint_seconds: float | None = None, dtz: bool = True) -> list[TableStats]:
+    """Generate ``keys`` and every sub-table they need, in this process, sub-tables first
+    (``dtz=False``: WDL and DTM only)."""
     results = []
     for key in dependency_order(keys):
         stats = generate_table(Path(out), key, progress=progress, config=config,
-                               checkpoint_seconds=checkpoint_seconds)
+                               checkpoint_seconds=checkpoint_seconds, dtz=dtz)
         if on_table is not None:
             on_table(stats)
         results.append(stats)

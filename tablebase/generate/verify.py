@@ -19,7 +19,7 @@ import numpy as np
 
 from ..endgame.index import IndexScheme
 from ..endgame.movegen import ExitMap
-from ..store import CorruptTableError
+from ..store import CorruptTableError, read_manifest
 from . import kernels as K
 from .exact import load_classes, load_dtz_side, load_subtable_classes, load_subtables, load_table
 from .values import ILLEGAL
@@ -34,6 +34,7 @@ class VerifyResult:
     examples: list[tuple[int, int]] = field(default_factory=list)  # (side to move, index)
     error: str | None = None
     seconds: float = 0.0
+    has_dtz: bool = True  # the table holds DTZ, re-checked too
 
     @property
     def ok(self) -> bool:
@@ -41,7 +42,8 @@ class VerifyResult:
 
 
 def verify_table(out: Path, key: str) -> VerifyResult:
-    """Check the shards' checksums and footers, then every position of the table."""
+    """Check the shards' checksums and footers, then every position of the table (its
+    DTM, and its DTZ where it holds one)."""
     t0 = time.perf_counter()
     result = VerifyResult(key)
     out = Path(out)
@@ -59,6 +61,10 @@ def verify_table(out: Path, key: str) -> VerifyResult:
                 result.examples += [(stm, lo + int(j)) for j in bad[:max(0, 5 - len(result.examples))]]
             result.positions += int(np.count_nonzero(own[stm] != ILLEGAL))
             del subs
+        result.has_dtz = read_manifest(out / key).has_dtz
+        if not result.has_dtz:
+            result.seconds = time.perf_counter() - t0
+            return result
         zown = [load_dtz_side(out, key, stm, own[stm] == ILLEGAL) for stm in (0, 1)]
         classes = [load_classes(out, key, stm) for stm in (0, 1)]
         for stm in (0, 1):

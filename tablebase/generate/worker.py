@@ -97,7 +97,7 @@ def table_memory(key: str, workers: int = 1) -> int:
 EXPAND_BUDGET = 1 << 22
 
 #: What keeps a partition's values compressed while it does not work on them.
-_CODEC = pa.Codec("zstd", compression_level=1)
+PACKING = pa.Codec("zstd", compression_level=1)
 
 #: Version of :meth:`Partition.state`: a checkpoint of another version is not resumed.
 STATE_FORMAT = 4
@@ -160,12 +160,12 @@ class Partition:
         # slice, from which the DTZ init derives without a second move generation.
         self.init_packed: list[dict[int, bytes]] = [{}, {}]
 
-    def init(self, stm: int, subtables: SubtableValues) -> dict:
+    def init(self, stm: int, subtables: SubtableValues, dtz: bool = True) -> dict:
         """Classify every position of side to move ``stm`` and read its exits from
         ``subtables`` (which need only the sides this one's exits reach: see
         :meth:`ExitMap.sides_reached`); checkmates form the ply-0 frontier. Call it for
         both sides, each side's values taking their memory only then; the first call
-        forgets any earlier state."""
+        forgets any earlier state. ``dtz``: the DTZ passes will follow."""
         if self.ply or self.inited[stm]:
             self._reset()
         e, s = self.exits, subtables
@@ -173,7 +173,7 @@ class Partition:
         self.val[stm] = np.empty(size, dtype=np.uint16)
         settles = np.empty(self.span, dtype=np.uint16)
         legal = 0
-        keep_init = not self.scheme.material.has_pawns
+        keep_init = dtz and not self.scheme.material.has_pawns
         for sl in self.slices:
             # Per slice, so that the temporaries below stay small beside the values.
             lo, hi = self.scheme.slice_range(sl)
@@ -188,7 +188,7 @@ class Partition:
                                       f"have more than {V.MAX_WAYS} ways out or a losing capture slower than "
                                       f"{V.MAX_EXIT_LOSS} plies, more than a value holds")
             if keep_init:
-                self.init_packed[stm][sl] = _CODEC.compress(val).to_pybytes()
+                self.init_packed[stm][sl] = PACKING.compress(val).to_pybytes()
             plies = settles[:hi - lo]
             if plies.any():
                 self.exit_plies[stm, sl] = np.bincount(plies[plies > 0])
@@ -203,14 +203,19 @@ class Partition:
 
     # -- the DTZ passes ---------------------------------------------------------------
 
-    def dtz_classes(self) -> list[np.ndarray]:
-        """Per side to move, the classes (int8) of this partition's indices: before the
-        first DTZ pass those its DTM values give (every decided position within the rule),
-        after one those the pass found."""
+    def dtz_classes(self, stm: int) -> np.ndarray:
+        """The classes (int8) of this partition's indices of side to move ``stm``: before
+        the first DTZ pass those its DTM values give (every decided position within the
+        rule), after one those the pass found."""
         if self.metric == "dtm":
             self._finalize()
-            return [V.class_of_dtm(V.plain(v)) for v in self.val]
-        return [V.class_of_stored_dtz(V.dtz_stored(z)) for z in self.zval]
+        out = np.empty(self.hi - self.lo, dtype=np.int8)
+        for sl in self.slices:  # per slice: the conversions' temporaries stay small
+            lo, hi = self.scheme.slice_range(sl)
+            a, b = lo - self.lo, hi - self.lo
+            out[a:b] = (V.class_of_dtm(V.plain(self.val[stm][a:b])) if self.metric == "dtm"
+                        else V.class_of_stored_dtz(V.dtz_stored(self.zval[stm][a:b])))
+        return out
 
     def dtz_init(self, stm: int, subclasses: SubtableValues, them_classes: np.ndarray) -> dict:
         """First stage of a DTZ pass for side to move ``stm``: ``subclasses`` holds the
@@ -238,7 +243,7 @@ class Partition:
             lo, hi = self.scheme.slice_range(sl)
             z = self.zval[stm][lo - self.lo:hi - self.lo]
             if init_codes is not None:
-                raw = _CODEC.decompress(init_codes.pop(sl), decompressed_size=2 * (hi - lo))
+                raw = PACKING.decompress(init_codes.pop(sl), decompressed_size=2 * (hi - lo))
                 K.zinit_from_dtm(np.frombuffer(raw, dtype=np.uint16), z, settles[:hi - lo])
                 bad = overflow = 0
             else:
@@ -267,7 +272,7 @@ class Partition:
         for stm in (0, 1):
             for sl in self.slices:
                 lo, hi = self.scheme.slice_range(sl)
-                self.packed[stm][sl] = _CODEC.compress(self.val[stm][lo - self.lo:hi - self.lo]).to_pybytes()
+                self.packed[stm][sl] = PACKING.compress(self.val[stm][lo - self.lo:hi - self.lo]).to_pybytes()
             self.val[stm] = np.empty(0, dtype=np.uint16)
 
     def _dtm_slice(self, stm: int, sl: int) -> np.ndarray:
@@ -275,7 +280,7 @@ class Partition:
         lo, hi = self.scheme.slice_range(sl)
         if self.packed is None:
             return self.val[stm][lo - self.lo:hi - self.lo]
-        raw = _CODEC.decompress(self.packed[stm][sl], decompressed_size=2 * (hi - lo))
+        raw = PACKING.decompress(self.packed[stm][sl], decompressed_size=2 * (hi - lo))
         return np.frombuffer(raw, dtype=np.uint16)
 
     def _has_en_passant(self) -> bool:
@@ -488,15 +493,16 @@ class Partition:
 
     def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]:
         """Turn undecided positions into draws; write one shard per (side, slice), side
-        ``stm`` in ``orders[stm]``, when ``folder`` is given (after the DTZ passes)."""
+        ``stm`` in ``orders[stm]``, when ``folder`` is given (after the DTZ passes, if any)."""
         self._finalize()
         infos = []
         if folder is not None:
             for stm in (0, 1):
                 for sl in self.slices:
                     lo, hi = self.scheme.slice_range(sl)
+                    zval = self.zval[stm][lo - self.lo:hi - self.lo] if self.metric == "dtz" else None
                     infos.append(write_shard(folder, self.scheme.material.key, stm, sl, self._dtm_slice(stm, sl),
-                                             self.zval[stm][lo - self.lo:hi - self.lo], orders[stm], coding))
+                                             zval, orders[stm], coding))
         return infos
 
     def peak_memory(self) -> int:

@@ -31,11 +31,19 @@ INDEX_SCHEME = "kk-combination-v1"
 SIDES = "wb"
 MANIFEST = "manifest.parquet"
 METADATA_KEY = b"tablebase.manifest"
-#: The columns every shard (and manifest) has: the row's index, its stored value (DTM, no
-#: 50-move rule) and its stored DTZ50'' (see :mod:`tablebase.generate.values`).
+#: The columns of a shard (and of a manifest): the row's index, its stored value (DTM, no
+#: 50-move rule) and its stored DTZ50'' (see :mod:`tablebase.generate.values`); a table
+#: generated without the 50-move rule has no ``dtz`` column.
 SCHEMA = pa.schema([("index", pa.int64()), ("value", pa.int16()), ("dtz", pa.int16())])
+SCHEMA_WITHOUT_DTZ = pa.schema([("index", pa.int64()), ("value", pa.int16())])
 #: What the columns hold: python-chess's names of the values they give.
 METRICS = ["wdl", "dtm", "wdl50", "dtz"]
+METRICS_WITHOUT_DTZ = ["wdl", "dtm"]
+
+
+def schema_of(metrics: list[str]) -> pa.Schema:
+    """The shards' columns of a table holding ``metrics``."""
+    return SCHEMA if "dtz" in metrics else SCHEMA_WITHOUT_DTZ
 
 
 def side_folder(side: str) -> str:
@@ -92,6 +100,11 @@ class TableManifest:
         return out
 
     @property
+    def has_dtz(self) -> bool:
+        """Whether the table holds the 50-move rule's values (its shards' ``dtz`` column)."""
+        return "dtz" in self.metrics
+
+    @property
     def longest_dtm(self) -> int:
         return max((s.longest_dtm for s in self.shards), default=0)
 
@@ -127,7 +140,7 @@ def write_manifest(folder: Path, manifest: TableManifest) -> None:
         path = Path(folder) / side_folder(side) / MANIFEST
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = temporary_name(path)
-        empty = SCHEMA.empty_table().replace_schema_metadata({METADATA_KEY: manifest.side_json(side)})
+        empty = schema_of(manifest.metrics).empty_table().replace_schema_metadata({METADATA_KEY: manifest.side_json(side)})
         pq.write_table(empty, tmp)
         publish(tmp, path)
 
@@ -159,6 +172,9 @@ def read_manifest(folder: Path) -> TableManifest | None:
                                     "generator", "config")}
         if any(b[k] != v for k, v in common.items()):
             raise CorruptTableError(f"{folder}: the two sides' manifests disagree")
+        if common["metrics"] not in (METRICS, METRICS_WITHOUT_DTZ):
+            raise CorruptTableError(f"{folder}: manifest lists metrics {common['metrics']}, expected {METRICS} "
+                                    f"or {METRICS_WITHOUT_DTZ}")
         shards = [ShardInfo(**s) for d in parts for s in d["shards"]]
         return TableManifest(shards=shards, orders={"w": w["order"], "b": b["order"]}, **common)
     except (KeyError, TypeError) as e:

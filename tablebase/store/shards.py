@@ -30,8 +30,9 @@ from ..endgame.index import IndexScheme
 from ..generate.values import DEPTH_MASK, ILLEGAL, class_of_stored_dtz, dtz_stored, exact_from_stored, plain, to_wdl_dtm
 from .files import publish, sha256_of, temporary_name
 from .layout import from_storage, stored_dtz_rows, stored_rows, to_storage
-from .manifest import (FORMAT_VERSION, INDEX_SCHEME, SCHEMA, SIDES, CorruptTableError, ShardInfo, TableFormatError,
-                       format_error, read_manifest, side_folder)
+from ..errors import MissingMetricError
+from .manifest import (FORMAT_VERSION, INDEX_SCHEME, SCHEMA, SCHEMA_WITHOUT_DTZ, SIDES, CorruptTableError, ShardInfo,
+                       TableFormatError, format_error, read_manifest, schema_of, side_folder)
 
 
 @dataclass(frozen=True)
@@ -69,42 +70,47 @@ def _footer(material: str, side: str, slice_id: int, start: int, stop: int, orde
             "tablebase.order": ",".join(map(str, order))}
 
 
-def write_shard(folder: Path, material: str, side: int, slice_id: int, val: np.ndarray, zval: np.ndarray,
+def write_shard(folder: Path, material: str, side: int, slice_id: int, val: np.ndarray, zval: np.ndarray | None,
                 order: tuple[int, ...], coding: Coding = DEFAULT_CODING) -> ShardInfo:
     """Write the finished DTM codes ``val`` (exit marks kept) and DTZ codes ``zval`` (index
-    order) of one slice atomically, its rows in ``order``."""
+    order; None: a table without the 50-move rule, no ``dtz`` column) of one slice
+    atomically, its rows in ``order``."""
     scheme = IndexScheme.of(material)
     start, stop = scheme.slice_range(slice_id)
     shape = scheme.slice_shape(slice_id)
-    if len(val) != stop - start or len(zval) != stop - start:
-        raise ValueError(f"{material}: slice {slice_id} has {stop - start} indices, not {len(val)} / {len(zval)}")
+    if len(val) != stop - start or (zval is not None and len(zval) != stop - start):
+        raise ValueError(f"{material}: slice {slice_id} has {stop - start} indices, not {len(val)} / "
+                         f"{len(zval) if zval is not None else '-'}")
     folder = Path(folder)
     name = shard_file_name(side, slice_id)
     path = folder / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    value = stored_rows(val, shape, order, coding.dont_care)
-    dtz = dtz_stored(zval)
-    dtz_rows = stored_dtz_rows(dtz, zval == ILLEGAL, shape, order)
-    index = to_storage(np.arange(start, stop, dtype=np.int64), shape, order)
-    table = pa.table({"index": index, "value": value, "dtz": dtz_rows}, schema=SCHEMA).replace_schema_metadata(
+    columns = {"index": to_storage(np.arange(start, stop, dtype=np.int64), shape, order),
+               "value": stored_rows(val, shape, order, coding.dont_care)}
+    if zval is not None:
+        dtz = dtz_stored(zval)
+        columns["dtz"] = stored_dtz_rows(dtz, zval == ILLEGAL, shape, order)
+    schema = SCHEMA if zval is not None else SCHEMA_WITHOUT_DTZ
+    table = pa.table(columns, schema=schema).replace_schema_metadata(
         _footer(material, SIDES[side], slice_id, start, stop, order))
     dictionary = coding.encoding == "RLE_DICTIONARY"
     encodings = {"index": "DELTA_BINARY_PACKED"}
+    stored = [c for c in ("value", "dtz") if c in columns]
     if not dictionary:
-        encodings["value"] = encodings["dtz"] = coding.encoding
+        encodings.update((c, coding.encoding) for c in stored)
     tmp = temporary_name(path)
     pq.write_table(table, tmp, compression="zstd", compression_level=coding.zstd_level,
-                   use_dictionary=["value", "dtz"] if dictionary else False, column_encoding=encodings,
+                   use_dictionary=stored if dictionary else False, column_encoding=encodings,
                    row_group_size=coding.row_group_rows, write_statistics=False)
     publish(tmp, path)
     wdl, dtm, legal = to_wdl_dtm(plain(val))
-    cls = class_of_stored_dtz(dtz)
+    cls = class_of_stored_dtz(dtz) if zval is not None else np.zeros(0, dtype=np.int8)
     return ShardInfo(file=name, side=SIDES[side], slice=slice_id, start=start, stop=stop, rows=stop - start,
                      bytes=path.stat().st_size, sha256=sha256_of(path), wins=int(np.count_nonzero(wdl > 0)),
                      draws=int(np.count_nonzero((wdl == 0) & legal)), losses=int(np.count_nonzero(wdl < 0)),
                      longest_dtm=int(np.abs(dtm).max()) if len(dtm) else 0,
                      cursed_wins=int(np.count_nonzero(cls == 1)), blessed_losses=int(np.count_nonzero(cls == -1)),
-                     longest_dtz=int((zval[zval != ILLEGAL] & DEPTH_MASK).max(initial=0)))
+                     longest_dtz=int((zval[zval != ILLEGAL] & DEPTH_MASK).max(initial=0)) if zval is not None else 0)
 
 
 def check_shard(folder: Path, info: ShardInfo, *, hash_check: bool = True) -> None:
@@ -119,12 +125,13 @@ def check_shard(folder: Path, info: ShardInfo, *, hash_check: bool = True) -> No
         raise CorruptTableError(f"{path}: sha256 does not match the manifest (corrupted bytes)")
 
 
-def table_complete(folder: Path, material: str, *, hash_check: bool = True) -> bool:
+def table_complete(folder: Path, material: str, *, hash_check: bool = True, dtz: bool = False) -> bool:
     """Whether ``folder`` holds a complete, checksum-valid table of ``material`` in this
-    format (a table of another format is not complete: it is to be regenerated)."""
+    format, with the 50-move rule's values where ``dtz`` (a table of another format, or
+    without them where they are asked for, is not complete: it is to be regenerated)."""
     try:
         manifest = read_manifest(folder)
-        if manifest is None or manifest.material != material:
+        if manifest is None or manifest.material != material or (dtz and not manifest.has_dtz):
             return False
         for info in manifest.shards:
             check_shard(folder, info, hash_check=hash_check)
@@ -152,8 +159,8 @@ class ShardReader:
     blocks (the unit a probe decodes) are its row groups."""
 
     def __init__(self, folder: Path, material: str, info: ShardInfo, order: tuple[int, ...], block_rows: int, *,
-                 hash_check: bool = True):
-        self.folder, self.info, self.order = folder, info, order
+                 hash_check: bool = True, schema: pa.Schema = SCHEMA):
+        self.folder, self.info, self.order, self.schema = folder, info, order, schema
         self.block_rows = block_rows
         self.path = folder / info.file
         check_shard(folder, info, hash_check=False)
@@ -187,8 +194,10 @@ class ShardReader:
             found = meta.get(k.encode(), b"").decode(errors="replace")
             if found != v:
                 raise CorruptTableError(f"{self.path}: footer says {k.split('.')[1]}={found!r}, the manifest {v!r}")
-        if not schema.equals(SCHEMA):
-            raise CorruptTableError(f"{self.path}: columns {schema}, expected index int64, value int16, dtz int16")
+        if not schema.equals(self.schema):
+            expected = ", ".join(f"{f.name} {f.type}" for f in self.schema)
+            raise CorruptTableError(f"{self.path}: columns {', '.join(f'{f.name} {f.type}' for f in schema)}, "
+                                    f"the manifest's are {expected}")
         if num_rows != info.rows or info.rows != info.stop - info.start:
             raise CorruptTableError(f"{self.path}: {num_rows} rows, the manifest says {info.rows}")
         # Row groups of the table's size (the last may be shorter) make a row's block a division.
@@ -258,7 +267,7 @@ class TableReader:
                     raise CorruptTableError(f"{folder}: shard {info.file} holds [{info.start}, {info.stop}), "
                                             f"not slice {len(side)}'s range: a gap or an overlap")
                 side.append(ShardReader(folder, material, info, self.orders[stm], self.block_rows,
-                                        hash_check=hash_check))
+                                        hash_check=hash_check, schema=schema_of(manifest.metrics)))
             for side, shards in zip(SIDES, self.shards):
                 if len(shards) != scheme.num_slices:
                     raise CorruptTableError(f"{folder}: {len(shards)} shards of side {side}, the index has "
@@ -279,8 +288,17 @@ class TableReader:
 
     def stored_dtz_slice(self, stm: int, slice_id: int) -> np.ndarray:
         """A slice's ``dtz`` column in index order (illegal rows: any value)."""
+        if not self.manifest.has_dtz:
+            raise self.missing_dtz()
         rows = self.shards[stm][slice_id].read_all("dtz")
         return from_storage(rows, self.scheme.slice_shape(slice_id), self.orders[stm])
+
+    def missing_dtz(self) -> MissingMetricError:
+        """The error for a DTZ asked of this table where it holds none."""
+        folder = self.shards[0][0].folder
+        return MissingMetricError(self.material, f"{self.material}: the table in {folder} holds no DTZ or WDL50 "
+                                  "(it was generated with --no-dtz); `tablebase generate "
+                                  f"{self.material} --out {folder.parent}` adds them")
 
     def close(self) -> None:
         for shards in self.shards:
