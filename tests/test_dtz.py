@@ -41,16 +41,18 @@ def test_dtz_does_not_depend_on_partitioning(tables_34):
         assert np.array_equal(got, load_dtz_side(tables_34, key, stm, own[stm] == ILLEGAL))
 
 
-def test_pawnless_dtz_init_from_dtm_init_is_zinit(tables_34):
-    """Where captures are the only zeroing moves, the DTZ init derived from the DTM init
-    codes (no second move generation) is the one :func:`zinit_slice` generates."""
-    key = "KRvKN"
-    assert not any(has_cursed(load_subtable_classes(tables_34, key, stm).values) for stm in (0, 1))
+@pytest.mark.parametrize("key, sides", [("KRvKN", (0, 1)), ("KRvKP", (0,)), ("KRPvK", (1,))])
+def test_dtz_init_of_a_side_without_pawns_from_dtm_init_is_zinit(tables_34, key, sides):
+    """For a side to move without pawns (its only zeroing moves are captures), the DTZ
+    init derived from the DTM init codes (no second move generation) is the one
+    :func:`zinit_slice` generates."""
+    assert not any(has_cursed(load_subtable_classes(tables_34, key, stm).values) for stm in sides)
     codes = []
     for derive in (True, False):
         parts = LocalPartitions(key, tables_34, 2)
         run_passes(key, parts)
-        assert all(len(p.init_packed[stm]) == len(p.slices) for p in parts.parts for stm in (0, 1))
+        assert all(len(p.init_packed[stm]) == (len(p.slices) if stm in sides else 0)
+                   for p in parts.parts for stm in (0, 1))
         if not derive:
             for p in parts.parts:
                 p.init_packed = [{}, {}]
@@ -60,7 +62,8 @@ def test_pawnless_dtz_init_from_dtm_init_is_zinit(tables_34):
     for derived, generated in zip(*codes):
         assert np.array_equal(derived, generated)
     own = load_table(tables_34, key)
-    assert np.array_equal(codes[0][1], load_dtz_side(tables_34, key, 1, own[1] == ILLEGAL))
+    for stm in (0, 1):
+        assert np.array_equal(codes[0][stm], load_dtz_side(tables_34, key, stm, own[stm] == ILLEGAL))
 
 
 def test_dtz_result_is_the_dtm_result(tables_34):

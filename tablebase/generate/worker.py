@@ -156,8 +156,9 @@ class Partition:
         self.metric = "dtm"
         self.zval = [np.empty(0, dtype=np.uint16)] * 2
         self.packed: list[dict[int, bytes]] | None = None
-        # Where the only zeroing moves are captures, the DTM init codes, compressed per
-        # slice, from which the DTZ init derives without a second move generation.
+        # Per side to move without pawns (its only zeroing moves are captures), the DTM init
+        # codes, compressed per slice, from which its DTZ init derives without a second
+        # move generation.
         self.init_packed: list[dict[int, bytes]] = [{}, {}]
 
     def init(self, stm: int, subtables: SubtableValues, dtz: bool = True) -> dict:
@@ -173,7 +174,8 @@ class Partition:
         self.val[stm] = np.empty(size, dtype=np.uint16)
         settles = np.empty(self.span, dtype=np.uint16)
         legal = 0
-        keep_init = dtz and not self.scheme.material.has_pawns
+        m = self.scheme.material
+        keep_init = dtz and "P" not in (m.white, m.black)[stm]
         for sl in self.slices:
             # Per slice, so that the temporaries below stay small beside the values.
             lo, hi = self.scheme.slice_range(sl)
