@@ -240,12 +240,13 @@ class Partition:
             self.zval[stm] = np.empty(self.hi - self.lo, dtype=np.uint16)
         settles = np.empty(self.span, dtype=np.uint16)
         init_codes = self.init_packed[stm] if self.init_packed[stm] and not V.has_cursed(s.values) else None
-        self.init_packed[stm] = {}
+        if not self.scheme.material.has_pawns:
+            self.init_packed[stm] = {}  # one pass; with pawns, kept for the passes that follow
         for sl in self.slices:
             lo, hi = self.scheme.slice_range(sl)
             z = self.zval[stm][lo - self.lo:hi - self.lo]
             if init_codes is not None:
-                raw = PACKING.decompress(init_codes.pop(sl), decompressed_size=2 * (hi - lo))
+                raw = PACKING.decompress(init_codes[sl], decompressed_size=2 * (hi - lo))
                 K.zinit_from_dtm(np.frombuffer(raw, dtype=np.uint16), z, settles[:hi - lo])
                 bad = overflow = 0
             else:
@@ -497,12 +498,13 @@ class Partition:
         """Turn undecided positions into draws; write one shard per (side, slice), side
         ``stm`` in ``orders[stm]``, when ``folder`` is given (after the DTZ passes, if any)."""
         self._finalize()
+        self.init_packed = [{}, {}]
         infos = []
         if folder is not None:
             for stm in (0, 1):
                 for sl in self.slices:
                     lo, hi = self.scheme.slice_range(sl)
-                    zval = self.zval[stm][lo - self.lo:hi - self.lo] if self.metric == "dtz" else None
+                    zval = self.zval[stm][lo - self.lo:hi - self.lo] if len(self.zval[stm]) else None
                     infos.append(write_shard(folder, self.scheme.material.key, stm, sl, self._dtm_slice(stm, sl),
                                              zval, orders[stm], coding))
         return infos
