@@ -6,7 +6,8 @@ For each table (default: KQRvKR KRPvKR), generated whole in one process (a subpr
 run, its sub-tables linked from ``--tables``), twice in a row: WDL and DTM only
 (``--no-dtz``), then with the 50-move rule's DTZ. It prints both runs' seconds end to end,
 the DTZ passes' seconds, the ratio of the two runs, the DTZ passes run and each run's peak
-RSS per index position.
+RSS per index position. Small tables are generated first with each version, so that the
+timed runs find their kernels compiled.
 
 ``--base-src`` (a checkout of an earlier version, e.g. ``git worktree add ../base 2b4096b``)
 with ``--base-tables`` (its tables, of its format) adds that version's run of the same
@@ -48,7 +49,8 @@ def run(src: Path, tables: Path, key: str, *dtz: str) -> dict:
     with tempfile.TemporaryDirectory(dir=ROOT / "data") as tmp:
         for sub in dependency_order([key])[:-1]:
             os.symlink((tables / sub).resolve(), Path(tmp) / sub)
-        env = dict(os.environ, PYTHONPATH=str(src))
+        # Each version its own compiled kernels (tablebase keys numba's cache by its source).
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"} | {"PYTHONPATH": str(src)}
         out = subprocess.run([sys.executable, "-c", CHILD, tmp, key, *dtz], env=env, cwd=src, check=True,
                              capture_output=True, text=True).stdout
         shutil.rmtree(Path(tmp) / key, ignore_errors=True)
@@ -64,6 +66,11 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'table':8} {'DTM s':>7} {'+DTZ s':>7} {'DTZ s':>7} {'ratio':>6} {'passes':>6} {'B/pos':>6} "
           f"{'+DTZ B/pos':>10}" + (f" {'base s':>7} {'base B/pos':>10} {'DTM/base':>8}" if args.base_src else ""))
+    for src, tables, flags in [(ROOT, args.tables, (("0",), ("1",)))] + (
+            [(args.base_src, args.base_tables, ((),))] if args.base_src else []):
+        for key in ("KQvK", "KPvK"):  # compile what the timed runs use, pawnless and with pawns
+            for flag in flags:
+                run(src, tables, key, *flag)
     for key in args.materials:
         positions = 2 * IndexScheme.of(key).size
         d = run(ROOT, args.tables, key, "0")

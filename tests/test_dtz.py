@@ -181,3 +181,21 @@ def test_generate_summary_counts_cursed_and_blessed(tables_34):
     assert {"cursed_wins", "blessed_losses"} <= set(counts["w"])
     assert manifest.metrics == ["wdl", "dtm", "wdl50", "dtz"]
     assert manifest.longest_dtz > 0
+
+
+def test_dtz_column_kernels_equal_their_numpy_twins():
+    """The compiled conversions of finished DTZ codes against the plain numpy formulas."""
+    from tablebase.generate.values import DEPTH_MASK, DRAW, RULE_PLIES, class_of_stored_dtz, dtz_counts, dtz_stored
+    rng = np.random.default_rng(5)
+    kinds = rng.choice(np.array([ZWON, ZLOST, DRAW, ILLEGAL], dtype=np.uint16), 100_000)
+    zval = np.where((kinds == ZWON) | (kinds == ZLOST), kinds | rng.integers(0, 300, kinds.size).astype(np.uint16),
+                    kinds).astype(np.uint16)
+    e = (zval & DEPTH_MASK).astype(np.int32)
+    stored = np.where(kinds == ZWON, e, np.where(kinds == ZLOST, -e - 1, 0))
+    assert np.array_equal(dtz_stored(zval), stored.astype(np.int16))
+    classes = np.where(stored > 0, np.where(stored <= RULE_PLIES, 2, 1),
+                       np.where(stored < 0, np.where(-stored - 1 <= RULE_PLIES, -2, -1), 0))
+    assert np.array_equal(class_of_stored_dtz(stored.astype(np.int16)), classes.astype(np.int8))
+    legal = zval != ILLEGAL
+    assert dtz_counts(zval) == (int(np.count_nonzero(classes == 1)), int(np.count_nonzero(classes == -1)),
+                                int(e[legal].max()))

@@ -269,12 +269,35 @@ def zfinalize(zval):
             zval[j] = DRAW
 
 
+@njit(cache=True)
 def dtz_stored(zval: np.ndarray) -> np.ndarray:
     """Finished DTZ codes to the int16 ``dtz`` column (illegal rows 0: don't care)."""
-    e = (zval & DEPTH_MASK).astype(np.int16)
-    kind = zval & KIND_MASK
-    legal = zval != ILLEGAL
-    return np.where(legal & (kind == ZWON), e, np.where(legal & (kind == ZLOST), -e - 1, 0)).astype(np.int16)
+    out = np.empty(zval.shape[0], dtype=np.int16)
+    for j in range(zval.shape[0]):
+        v = zval[j]
+        e = np.int16(v & DEPTH_MASK)
+        kind = v & KIND_MASK
+        out[j] = e if kind == ZWON else -e - 1 if kind == ZLOST else 0  # ILLEGAL is neither
+    return out
+
+
+@njit(cache=True)
+def dtz_counts(zval: np.ndarray) -> tuple[int, int, int]:
+    """(cursed wins, blessed losses, longest DTZ) of finished DTZ codes."""
+    cursed = blessed = longest = 0
+    for j in range(zval.shape[0]):
+        v = zval[j]
+        if v == ILLEGAL:
+            continue
+        e = int(v & DEPTH_MASK)
+        kind = v & KIND_MASK
+        if e > RULE_PLIES:
+            if kind == ZWON:
+                cursed += 1
+            elif kind == ZLOST:
+                blessed += 1
+        longest = max(longest, e)
+    return cursed, blessed, longest
 
 
 def zcodes_from_stored(dtz: np.ndarray, illegal: np.ndarray) -> np.ndarray:
@@ -285,12 +308,14 @@ def zcodes_from_stored(dtz: np.ndarray, illegal: np.ndarray) -> np.ndarray:
     return z
 
 
+@njit(cache=True)
 def class_of_stored_dtz(dtz: np.ndarray) -> np.ndarray:
     """The ``dtz`` column to classes (int8, -2 .. 2), python-chess's ``probe_wdl`` values."""
-    d = dtz.astype(np.int32)
-    won = np.where(d <= RULE_PLIES, 2, 1)
-    lost = np.where(-d - 1 <= RULE_PLIES, -2, -1)
-    return np.where(d > 0, won, np.where(d < 0, lost, 0)).astype(np.int8)
+    out = np.empty(dtz.shape[0], dtype=np.int8)
+    for j in range(dtz.shape[0]):
+        d = int(dtz[j])
+        out[j] = (2 if d <= RULE_PLIES else 1) if d > 0 else (-2 if -d - 1 <= RULE_PLIES else -1) if d < 0 else 0
+    return out
 
 
 def has_cursed(classes: np.ndarray) -> bool:
