@@ -197,5 +197,6 @@ def test_dtz_column_kernels_equal_their_numpy_twins():
                        np.where(stored < 0, np.where(-stored - 1 <= RULE_PLIES, -2, -1), 0))
     assert np.array_equal(class_of_stored_dtz(stored.astype(np.int16)), classes.astype(np.int8))
     legal = zval != ILLEGAL
-    assert dtz_counts(zval) == (int(np.count_nonzero(classes == 1)), int(np.count_nonzero(classes == -1)),
-                                int(e[legal].max()))
+    counts = dtz_counts(zval)
+    assert counts == (int(np.count_nonzero(classes == 1)), int(np.count_nonzero(classes == -1)), int(e[legal].max()))
+    assert all(type(c) is int for c in counts)

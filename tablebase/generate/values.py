@@ -289,7 +289,7 @@ def dtz_counts(zval: np.ndarray) -> tuple[int, int, int]:
         v = zval[j]
         if v == ILLEGAL:
             continue
-        e = int(v & DEPTH_MASK)
+        e = np.int64(v & DEPTH_MASK)  # int() of an unsigned is uint64, and max(int64, uint64) a float
         kind = v & KIND_MASK
         if e > RULE_PLIES:
             if kind == ZWON:
