@@ -487,8 +487,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--local", action="store_true", help="run in this process, without Ray")
     g.add_argument("--address", help="Ray cluster address (default: start Ray locally)")
     g.add_argument("--no-dtz", dest="dtz", action="store_false",
-                   help="WDL and DTM only, without the 50-move rule's WDL50 and DTZ (about 40%% fewer bytes, a "
-                        "third less time); a later run without it adds them")
+                   help="WDL and DTM only, without the 50-move rule's WDL50 and DTZ (about 40%% fewer bytes, 25-40%% "
+                        "less time); a later run without it adds them")
     g.add_argument("--dry-run", action="store_true", help="print the tables, positions, peak memory per worker, "
                                                           "disk and time the run would take, and run nothing")
     g.add_argument("--json", action="store_true", help="with --dry-run: the plan as JSON")
