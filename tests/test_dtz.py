@@ -200,3 +200,11 @@ def test_dtz_column_kernels_equal_their_numpy_twins():
     counts = dtz_counts(zval)
     assert counts == (int(np.count_nonzero(classes == 1)), int(np.count_nonzero(classes == -1)), int(e[legal].max()))
     assert all(type(c) is int for c in counts)
+
+
+def test_has_cursed_finds_a_cursed_or_blessed_class():
+    from tablebase.generate.values import has_cursed
+    classes = np.array([2, 0, -2, 2], dtype=np.int8)
+    assert not has_cursed(classes)
+    for c in (1, -1):
+        assert has_cursed(np.append(classes, np.int8(c)))
