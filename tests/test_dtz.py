@@ -41,29 +41,33 @@ def test_dtz_does_not_depend_on_partitioning(tables_34):
         assert np.array_equal(got, load_dtz_side(tables_34, key, stm, own[stm] == ILLEGAL))
 
 
-@pytest.mark.parametrize("key, sides", [("KRvKN", (0, 1)), ("KRvKP", (0,)), ("KRPvK", (1,))])
-def test_dtz_init_of_a_side_without_pawns_from_dtm_init_is_zinit(tables_34, key, sides):
-    """For a side to move without pawns (its only zeroing moves are captures), the DTZ
-    init derived from the DTM init codes (no second move generation) is the one
-    :func:`zinit_slice` generates."""
-    assert not any(has_cursed(load_subtable_classes(tables_34, key, stm).values) for stm in sides)
-    codes = []
-    for derive in (True, False):
+@pytest.mark.parametrize("key", ["KRvKN", "KRPvK", "KPvKP"])
+def test_dtz_init_from_dtm_init_is_zinit(tables_34, key, monkeypatch):
+    """The DTZ init derived from the DTM init codes (no piece move generated; a side with
+    pawns generating its pawn moves, en passant included) is the one :func:`zinit_slice`
+    generates from every move: with the captures and promotions read from the codes, and
+    read from the sub-tables' classes as where one of them holds a cursed win or blessed
+    loss (forced here: the 3-4 piece tables' sub-tables hold none)."""
+    assert not any(has_cursed(load_subtable_classes(tables_34, key, stm).values) for stm in (0, 1))
+    codes = {}
+    for way in ("generated", "codes", "classes"):
+        if way == "classes":
+            monkeypatch.setattr(tablebase.generate.values, "has_cursed", lambda classes: True)
         parts = LocalPartitions(key, tables_34, 2)
         run_passes(key, parts)
-        assert all(len(p.init_packed[stm]) == (len(p.slices) if stm in sides else 0)
-                   for p in parts.parts for stm in (0, 1))
-        if not derive:
+        assert all(len(p.init_packed[stm]) == len(p.slices) for p in parts.parts for stm in (0, 1))
+        if way == "generated":
             for p in parts.parts:
                 p.init_packed = [{}, {}]
         run_dtz(key, parts)
         parts.finish(None, (), DEFAULT_CODING)
-        codes.append(parts.values("dtz"))
-    for derived, generated in zip(*codes):
-        assert np.array_equal(derived, generated)
+        codes[way] = parts.values("dtz")
+    for way in ("codes", "classes"):
+        for derived, generated in zip(codes[way], codes["generated"]):
+            assert np.array_equal(derived, generated), way
     own = load_table(tables_34, key)
     for stm in (0, 1):
-        assert np.array_equal(codes[0][stm], load_dtz_side(tables_34, key, stm, own[stm] == ILLEGAL))
+        assert np.array_equal(codes["codes"][stm], load_dtz_side(tables_34, key, stm, own[stm] == ILLEGAL))
 
 
 def test_dtz_result_is_the_dtm_result(tables_34):
@@ -208,3 +212,15 @@ def test_has_cursed_finds_a_cursed_or_blessed_class():
     assert not has_cursed(classes)
     for c in (1, -1):
         assert has_cursed(np.append(classes, np.int8(c)))
+
+
+def test_class_of_finished_dtm_codes_equals_its_numpy_twin():
+    """The first DTZ pass's classes, from finished DTM codes with their exit marks."""
+    from tablebase.generate.values import (DECIDED, DEPTH_MASK, DRAW, EXIT_DECIDED, EXIT_DRAW, class_of_dtm,
+                                           class_of_finished, plain)
+    rng = np.random.default_rng(6)
+    kinds = rng.choice(np.array([DECIDED, EXIT_DECIDED, DRAW, EXIT_DRAW, ILLEGAL], dtype=np.uint16), 100_000)
+    depth = rng.integers(0, 600, kinds.size).astype(np.uint16) & DEPTH_MASK
+    val = np.where((kinds == DECIDED) | (kinds == EXIT_DECIDED), kinds | depth, kinds).astype(np.uint16)
+    assert np.array_equal(class_of_finished(val), class_of_dtm(plain(val)))
+    assert set(np.unique(class_of_finished(val))) == {-2, 0, 2}

@@ -136,7 +136,7 @@ class RayPartitions:
             del subtables
         return stats
 
-    def dtz_classes(self, stm: int) -> list[np.ndarray]:
+    def dtz_classes(self, stm: int) -> list[list[bytes]]:
         return self._get([a.dtz_classes.remote(stm) for a in self.actors])
 
     def dtz_init(self, classes: TableClasses) -> None:

@@ -516,6 +516,42 @@ def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm
     return k
 
 
+@njit(cache=True, inline="always")
+def _pawn_moves_into(desc, sq, x, stm, board, occ, tmp, out_idx, out_ep):
+    """The legal pawn moves of the side to move that stay in the table (pushes and double
+    steps that do not promote), as :func:`successors` gives them: the index reached to
+    ``out_idx``, the pawn's slot to ``out_ep`` for a double step after which an en-passant
+    capture is legal, else PAWN_PUSH. Returns how many."""
+    n = desc[D_N]
+    them = 1 - stm
+    king = sq[stm]
+    own, danger, evade, pinned = _legality_masks(desc, sq, stm, occ)
+    fwd = 8 if stm == 0 else -8
+    k = 0
+    for i in range(2, n):
+        if desc[D_COLOUR + i] != stm or desc[D_TYPE + i] != PAWN:
+            continue
+        frm = sq[i]
+        to = frm + fwd
+        if (to >> 3) == (7 if stm == 0 else 0) or board[to] >= 0:
+            continue  # a promotion (an exit) or blocked
+        allowed = evade & (LINE[king, frm] if SQ_BIT[frm] & pinned else ALL)
+        if SQ_BIT[to] & allowed:
+            sq[i] = to
+            out_idx[k] = encode_after_move(desc, sq, x, i, frm, tmp)
+            out_ep[k] = PAWN_PUSH
+            k += 1
+            sq[i] = frm
+        to2 = to + fwd
+        if (frm >> 3) == (1 if stm == 0 else 6) and board[to2] < 0 and SQ_BIT[to2] & allowed:
+            sq[i] = to2
+            out_idx[k] = encode_after_move(desc, sq, x, i, frm, tmp)
+            out_ep[k] = i if ep_capture_legal(desc, sq, them, (occ ^ SQ_BIT[frm]) | SQ_BIT[to2], i) else PAWN_PUSH
+            k += 1
+            sq[i] = frm
+    return k
+
+
 @leaf
 def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                out_sub, out_stm, out_idx, out_ep):

@@ -12,7 +12,8 @@ from numba import njit
 
 from ..endgame.board import ON_DIAGONAL, ON_LONG_DIAGONAL
 from ..endgame.index import D_N, D_PAWNFUL, decode, leaf
-from ..endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, SQ_BIT, _exits_into, _predecessors_into, _successors_into, _walk_to,
+from ..endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, SQ_BIT, _exits_into, _pawn_moves_into, _predecessors_into,
+                               _successors_into, _walk_to,
                                attacked, ep_exits, ep_predecessors, grow, setup_board, successors, unique_small)
 from .values import (CANT_LOSE, DECIDED, DEPTH_MASK, DRAW, EXIT_DECIDED, EXIT_LOSS, ILLEGAL, KIND_MASK, MAX_DEPTH,
                      MAX_EXIT_LOSS, MAX_WAYS, TENT_WIN, ZLOST, ZWON, exit_loss_code, is_decided, is_zdecided,
@@ -573,53 +574,127 @@ def _zinit_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcl
             if c == 3:
                 bad += 1
                 continue
-            z = zero_code(c)
-            if z > 0:
-                fastest_win = min(fastest_win, z)
-            elif z < 0:
-                slowest_loss = max(slowest_loss, -z)
-            else:
-                has_draw = True
-        if fastest_win <= MAX_DEPTH:
-            zval[j] = TENT_WIN | np.uint16(fastest_win)
-            settles[j] = fastest_win
-        elif has_draw:
-            zval[j] = CANT_LOSE
-        else:
+            fastest_win, has_draw, slowest_loss = _tally(c, fastest_win, has_draw, slowest_loss)
+        ways = 0
+        if fastest_win > MAX_DEPTH and not has_draw:
             ways = _distinct(desc, sq, stm, inside, is_king, n_in)
-            if slowest_loss:
-                ways += 1
-            if ways > MAX_WAYS:
+            if ways + (1 if slowest_loss else 0) > MAX_WAYS:
                 overflow += 1
-                ways = MAX_WAYS
-            if slowest_loss:
-                zval[j] = exit_loss_code(slowest_loss) + np.uint16(ways)
-                settles[j] = slowest_loss
-            else:
-                zval[j] = ways
+                ways = MAX_WAYS - (1 if slowest_loss else 0)
+        zval[j], settles[j] = _zinit_code(fastest_win, has_draw, slowest_loss, ways)
     return bad, overflow
 
 
+@njit(cache=True, inline="always")
+def _tally(c, fastest_win, has_draw, slowest_loss):
+    """Add a zeroing move into a position of class ``c`` to the summary of the zeroing moves."""
+    z = zero_code(c)
+    if z > 0:
+        fastest_win = min(fastest_win, z)
+    elif z < 0:
+        slowest_loss = max(slowest_loss, -z)
+    else:
+        has_draw = True
+    return fastest_win, has_draw, slowest_loss
+
+
+@njit(cache=True, inline="always")
+def _zinit_code(fastest_win, has_draw, slowest_loss, ways):
+    """The DTZ init code of a position with moves, from its zeroing moves' summary and its
+    ``ways`` out by piece moves, and the distance at which the zeroing moves settle it."""
+    if fastest_win <= MAX_DEPTH:
+        return TENT_WIN | np.uint16(fastest_win), fastest_win
+    if has_draw:
+        return CANT_LOSE, 0
+    if slowest_loss:
+        return exit_loss_code(slowest_loss) + np.uint16(ways + 1), slowest_loss
+    return np.uint16(ways), 0
+
+
 @njit(cache=True)
-def zinit_from_dtm(init, zval, settles):
-    """:func:`zinit_slice` for a table whose only zeroing moves are captures, none of them
-    into a cursed win or a blessed loss: from the slice's DTM init codes ``init``
-    (:func:`init_slice`'s, before any pass), with no move generation. Such a capture gives
-    a win, draw or loss at distance 1 wherever its DTM exit gives that result, and the ways
-    out are the same piece moves."""
-    for j in range(init.shape[0]):
-        v = init[j]
+def zinit_from_dtm(desc, stm, lo, hi, init, read_exits, pawn_moves, exit_id, exit_flip, exit_perm, subdesc, subcls,
+                   suboff, them_cls, zval, settles):
+    """:func:`zinit_slice` from the slice's DTM init codes ``init`` (:func:`init_slice`'s,
+    before any pass), generating no piece move: the ways out by piece moves are the DTM
+    init's in-table moves less the pawn moves among them (with pawns no two moves reach one
+    index). Its exits are the captures and promotions: where no sub-table class is cursed
+    or blessed (``read_exits`` False) the code's summary of them says it all (a winning one
+    wins at distance 1, a drawing one draws, a losing one loses at 1), else they are
+    generated and their classes read. ``pawn_moves``: the side has pawns, whose moves that
+    stay in the table are generated (valued by ``them_cls``, an en-passant vertex by its
+    captures too). Returns how many zeroing moves reached a side not loaded (must be 0)."""
+    sq = np.empty(16, dtype=np.int64)
+    tmp = np.empty(16, dtype=np.int64)
+    sub_sq = np.empty(16, dtype=np.int64)
+    board = np.empty(64, dtype=np.int64)
+    board2 = np.empty(64, dtype=np.int64)
+    p_idx = np.empty(16, dtype=np.int64)
+    p_ep = np.empty(16, dtype=np.int64)
+    e_sub = np.empty(MAX_MOVES, dtype=np.int64)
+    e_stm = np.empty(MAX_MOVES, dtype=np.int64)
+    e_idx = np.empty(MAX_MOVES, dtype=np.int64)
+    e_ep = np.empty(MAX_MOVES, dtype=np.int64)
+    return _zinit_dtm_loop(desc, stm, lo, hi, init, read_exits, pawn_moves, exit_id, exit_flip, exit_perm, subdesc,
+                           subcls, suboff, them_cls, zval, settles, sq, tmp, sub_sq, board, board2, p_idx, p_ep,
+                           e_sub, e_stm, e_idx, e_ep)
+
+
+@leaf
+def _zinit_dtm_loop(desc, stm, lo, hi, init, read_exits, pawn_moves, exit_id, exit_flip, exit_perm, subdesc, subcls,
+                    suboff, them_cls, zval, settles, sq, tmp, sub_sq, board, board2, p_idx, p_ep,
+                    e_sub, e_stm, e_idx, e_ep):
+    bad = 0
+    walk = read_exits or pawn_moves
+    occ = np.uint64(0)
+    for x in range(lo, hi):
+        j = x - lo
         settles[j] = 0
-        if v == ILLEGAL or v == DRAW or v == CANT_LOSE or 0 < v <= MAX_WAYS:
+        if walk:
+            occ = _walk_to(desc, x, x == lo, sq, board, tmp)
+        v = init[j]
+        if v == ILLEGAL or v == DRAW:  # DRAW: a stalemate (a position with moves has a code of them)
             zval[j] = v
-        elif v == DECIDED:
+            continue
+        if v == DECIDED:
             zval[j] = ZLOST
-        elif (v & KIND_MASK) == TENT_WIN:
-            zval[j] = TENT_WIN | np.uint16(1)
-            settles[j] = 1
-        else:  # a losing capture beside the ways out (exit_loss_code: the ways in the low 7 bits)
-            zval[j] = exit_loss_code(1) + ((v - EXIT_LOSS) & np.uint16(MAX_WAYS))
-            settles[j] = 1
+            continue
+        exit_win = (v & KIND_MASK) == TENT_WIN
+        exit_loss = not exit_win and v >= EXIT_LOSS
+        # The DTM init's ways: its in-table moves, and one more for its losing exits (none
+        # held beside a winning or drawing exit, where no ways are needed).
+        ways = np.int64(v & MAX_WAYS) - (1 if exit_loss else 0)
+        fastest_win = MAX_DEPTH + 1
+        has_draw = False
+        slowest_loss = 0
+        if read_exits:
+            m = _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+                            e_sub, e_stm, e_idx)
+            for k in range(m):
+                c = _zero_class(subcls, suboff, e_sub[k], e_stm[k], e_idx[k])
+                if c == 3:
+                    bad += 1
+                    continue
+                fastest_win, has_draw, slowest_loss = _tally(c, fastest_win, has_draw, slowest_loss)
+        else:
+            fastest_win = 1 if exit_win else fastest_win
+            has_draw = v == CANT_LOSE
+            slowest_loss = 1 if exit_loss else 0
+        if pawn_moves:
+            n = _pawn_moves_into(desc, sq, x, stm, board, occ, tmp, p_idx, p_ep)
+            for k in range(n):
+                if p_ep[k] == PAWN_PUSH:
+                    c = np.int64(them_cls[p_idx[k]])
+                else:
+                    c = _ep_vertex_class(desc, sq, stm, occ, p_ep[k], p_idx[k], exit_id, exit_flip, exit_perm,
+                                         subdesc, subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep,
+                                         board2)
+                    if c == 3:
+                        bad += 1
+                        continue
+                fastest_win, has_draw, slowest_loss = _tally(c, fastest_win, has_draw, slowest_loss)
+            ways -= n
+        zval[j], settles[j] = _zinit_code(fastest_win, has_draw, slowest_loss, ways)
+    return bad
 
 
 #: What :func:`_move_class` gives a piece move (which keeps the clock running).

@@ -65,7 +65,7 @@ class Partitions(Protocol):
 
     def order_costs(self, sample: list[int], dont_care: str) -> list[dict]: ...
 
-    def dtz_classes(self, stm: int) -> list[np.ndarray]: ...
+    def dtz_classes(self, stm: int) -> list[list[bytes]]: ...
 
     def dtz_init(self, classes: "TableClasses") -> None: ...
 
@@ -99,7 +99,7 @@ class LocalPartitions:
             del subtables  # before the other side's values take their memory
         return stats
 
-    def dtz_classes(self, stm: int) -> list[np.ndarray]:
+    def dtz_classes(self, stm: int) -> list[list[bytes]]:
         return [p.dtz_classes(stm) for p in self.parts]
 
     def dtz_init(self, classes: "TableClasses") -> None:
@@ -243,27 +243,32 @@ def sweep(parts: Partitions, ply: int = 0, total: int = 0,
 @dataclass(frozen=True)
 class TableClasses:
     """Both sides' classes over a table's whole index (what its pawn moves reach), each
-    zstd-compressed: between the DTZ inits they take no memory to speak of, and equal
-    bytes are equal classes."""
+    slice's zstd-compressed: between the DTZ inits they take no memory to speak of, the
+    whole of a side never exists but while a DTZ init reads it, and equal bytes are equal
+    classes."""
 
-    packed: tuple[bytes, bytes]
-    size: int
+    packed: tuple[tuple[bytes, ...], tuple[bytes, ...]]
+    key: str
 
     @classmethod
-    def of(cls, parts: Partitions, size: int) -> "TableClasses":
-        """The partitions' classes (in index order), one side at a time."""
-        return cls(tuple(PACKING.compress(np.concatenate(parts.dtz_classes(stm))).to_pybytes() for stm in (0, 1)),
-                   size)
+    def of(cls, parts: Partitions, key: str) -> "TableClasses":
+        """The partitions' classes, slices in index order."""
+        return cls(tuple(tuple(chunk for part in parts.dtz_classes(stm) for chunk in part) for stm in (0, 1)), key)
 
     @classmethod
     def none(cls) -> "TableClasses":
         """For a table without pawn moves (no class is read)."""
-        return cls((b"", b""), 0)
+        return cls(((), ()), "")
 
     def side(self, stm: int) -> np.ndarray:
-        if not self.size:
+        if not self.key:
             return np.zeros(1, dtype=np.int8)
-        return np.frombuffer(PACKING.decompress(self.packed[stm], decompressed_size=self.size), dtype=np.int8)
+        scheme = IndexScheme.of(self.key)
+        out = np.empty(scheme.size, dtype=np.int8)
+        for sl, chunk in enumerate(self.packed[stm]):
+            lo, hi = scheme.slice_range(sl)
+            out[lo:hi] = np.frombuffer(PACKING.decompress(chunk, decompressed_size=hi - lo), dtype=np.int8)
+        return out
 
 
 def run_dtz(key: str, parts: Partitions) -> tuple[int, int]:
@@ -275,7 +280,7 @@ def run_dtz(key: str, parts: Partitions) -> tuple[int, int]:
     cursed win or blessed loss changes a class. Returns the passes and the last one's plies."""
     scheme = IndexScheme.of(key)
     pawnful = scheme.material.has_pawns
-    classes = TableClasses.of(parts, scheme.size) if pawnful else TableClasses.none()
+    classes = TableClasses.of(parts, key) if pawnful else TableClasses.none()
     passes = 0
     while True:
         passes += 1
@@ -283,7 +288,7 @@ def run_dtz(key: str, parts: Partitions) -> tuple[int, int]:
         plies = sweep(parts)
         if not pawnful:
             return passes, plies
-        found = TableClasses.of(parts, scheme.size)
+        found = TableClasses.of(parts, key)
         if found == classes:
             return passes, plies
         log.info("%s: DTZ pass %d changed classes; again", key, passes)

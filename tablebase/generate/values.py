@@ -335,6 +335,20 @@ def class_of_dtm(val: np.ndarray) -> np.ndarray:
     return (2 * wdl).astype(np.int8)
 
 
+@njit(cache=True)
+def class_of_finished(val: np.ndarray) -> np.ndarray:
+    """:func:`class_of_dtm` of finished codes, exit marks kept (``class_of_dtm(plain(val))``)
+    in one loop, without its temporaries."""
+    out = np.empty(val.shape[0], dtype=np.int8)
+    for j in range(val.shape[0]):
+        v = val[j]
+        if v == ILLEGAL or v == EXIT_DRAW or (v & DECIDED_KIND) != DECIDED:
+            out[j] = 0
+        else:
+            out[j] = 2 if (v & DEPTH_MASK) % 2 == 1 else -2
+    return out
+
+
 def dtz_of_stored(s: int) -> tuple[int, int]:
     """(wdl50, dtz) of one stored ``dtz`` value, as python-chess's ``probe_wdl`` and
     ``probe_dtz`` give them (a checkmated side: -2, -1)."""

@@ -156,9 +156,9 @@ class Partition:
         self.metric = "dtm"
         self.zval = [np.empty(0, dtype=np.uint16)] * 2
         self.packed: list[dict[int, bytes]] | None = None
-        # Per side to move without pawns (its only zeroing moves are captures), the DTM init
-        # codes, compressed per slice, from which its DTZ init derives without a second
-        # move generation.
+        # Per side to move, the DTM init codes, compressed per slice, from which its DTZ
+        # init derives: without a second move generation (no pawns: its only zeroing
+        # moves are captures), or generating its pawn moves alone.
         self.init_packed: list[dict[int, bytes]] = [{}, {}]
 
     def init(self, stm: int, subtables: SubtableValues, dtz: bool = True) -> dict:
@@ -174,8 +174,6 @@ class Partition:
         self.val[stm] = np.empty(size, dtype=np.uint16)
         settles = np.empty(self.span, dtype=np.uint16)
         legal = 0
-        m = self.scheme.material
-        keep_init = dtz and "P" not in (m.white, m.black)[stm]
         for sl in self.slices:
             # Per slice, so that the temporaries below stay small beside the values.
             lo, hi = self.scheme.slice_range(sl)
@@ -189,7 +187,7 @@ class Partition:
                 raise GenerationError(f"{self.scheme.material}: {overflow} positions of slice {sl} (side {stm}) "
                                       f"have more than {V.MAX_WAYS} ways out or a losing capture slower than "
                                       f"{V.MAX_EXIT_LOSS} plies, more than a value holds")
-            if keep_init:
+            if dtz:
                 self.init_packed[stm][sl] = PACKING.compress(val).to_pybytes()
             plies = settles[:hi - lo]
             if plies.any():
@@ -205,18 +203,20 @@ class Partition:
 
     # -- the DTZ passes ---------------------------------------------------------------
 
-    def dtz_classes(self, stm: int) -> np.ndarray:
-        """The classes (int8) of this partition's indices of side to move ``stm``: before
-        the first DTZ pass those its DTM values give (every decided position within the
-        rule), after one those the pass found."""
-        if self.metric == "dtm":
-            self._finalize()
-        out = np.empty(self.hi - self.lo, dtype=np.int8)
-        for sl in self.slices:  # per slice: the conversions' temporaries stay small
+    def dtz_classes(self, stm: int) -> list[bytes]:
+        """The classes (int8) of this partition's slices of side to move ``stm``, each
+        slice's zstd-compressed: before the first DTZ pass those its DTM values give (every
+        decided position within the rule), after one those the pass found. The DTM values
+        are packed first: their memory is free before a DTZ init loads anything."""
+        if self.packed is None:
+            self._pack_dtm()
+        out = []
+        for sl in self.slices:
             lo, hi = self.scheme.slice_range(sl)
             a, b = lo - self.lo, hi - self.lo
-            out[a:b] = (V.class_of_dtm(V.plain(self.val[stm][a:b])) if self.metric == "dtm"
-                        else V.class_of_stored_dtz(V.dtz_stored(self.zval[stm][a:b])))
+            cls = (V.class_of_finished(self._dtm_slice(stm, sl)) if self.metric == "dtm"
+                   else V.class_of_stored_dtz(V.dtz_stored(self.zval[stm][a:b])))
+            out.append(PACKING.compress(cls).to_pybytes())
         return out
 
     def dtz_init(self, stm: int, subclasses: SubtableValues, them_classes: np.ndarray) -> dict:
@@ -225,7 +225,7 @@ class Partition:
         reaches), ``them_classes`` this table's for the other side to move (the whole index:
         its pawn moves can reach any slice). Call it for both sides; a pass after another
         starts afresh."""
-        if self.metric == "dtm":
+        if self.packed is None:
             self._pack_dtm()
         if self.metric == "dtm" or all(self.inited):
             self.metric = "dtz"
@@ -239,16 +239,20 @@ class Partition:
         if len(self.zval[stm]) != self.hi - self.lo:
             self.zval[stm] = np.empty(self.hi - self.lo, dtype=np.uint16)
         settles = np.empty(self.span, dtype=np.uint16)
-        init_codes = self.init_packed[stm] if self.init_packed[stm] and not V.has_cursed(s.values) else None
-        if not self.scheme.material.has_pawns:
+        init_codes = self.init_packed[stm] or None
+        read_exits = init_codes is not None and V.has_cursed(s.values)
+        m = self.scheme.material
+        pawns = "P" in (m.white, m.black)[stm]
+        if not m.has_pawns:
             self.init_packed[stm] = {}  # one pass; with pawns, kept for the passes that follow
         for sl in self.slices:
             lo, hi = self.scheme.slice_range(sl)
             z = self.zval[stm][lo - self.lo:hi - self.lo]
             if init_codes is not None:
-                raw = PACKING.decompress(init_codes[sl], decompressed_size=2 * (hi - lo))
-                K.zinit_from_dtm(np.frombuffer(raw, dtype=np.uint16), z, settles[:hi - lo])
-                bad = overflow = 0
+                raw = np.frombuffer(PACKING.decompress(init_codes[sl], decompressed_size=2 * (hi - lo)), dtype=np.uint16)
+                bad = K.zinit_from_dtm(self.scheme.desc, stm, lo, hi, raw, read_exits, pawns, e.exit_id, e.exit_flip,
+                                       e.exit_perm, e.subdesc, s.values, s.offsets, them_classes, z, settles[:hi - lo])
+                overflow = 0
             else:
                 bad, overflow = K.zinit_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm,
                                               e.subdesc, s.values, s.offsets, them_classes, z, settles[:hi - lo])
