@@ -143,7 +143,7 @@ class RayPartitions:
         """As :meth:`init`: the table's classes and the sub-tables' put in the object store once."""
         for stm in init_order(self.key):
             subclasses = ray.put(load_subtable_classes(self.out, self.key, stm))
-            them = ray.put(classes.side(1 - stm))
+            them = ray.put(classes.reached_by(stm))
             self._get([a.dtz_init.remote(stm, subclasses, them) for a in self.actors])
             del subclasses, them
 

@@ -105,7 +105,7 @@ class LocalPartitions:
     def dtz_init(self, classes: "TableClasses") -> None:
         for stm in init_order(self.key):
             subclasses = load_subtable_classes(self.out, self.key, stm)
-            them = classes.side(1 - stm)
+            them = classes.reached_by(stm)
             for p in self.parts:
                 p.dtz_init(stm, subclasses, them)
             del subclasses, them
@@ -259,6 +259,14 @@ class TableClasses:
     def none(cls) -> "TableClasses":
         """For a table without pawn moves (no class is read)."""
         return cls(((), ()), "")
+
+    def reached_by(self, stm: int) -> np.ndarray:
+        """The classes the pawn moves of side to move ``stm`` reach: the other side's (the
+        whole index), nothing for a side without pawns."""
+        material = IndexScheme.of(self.key).material if self.key else None
+        if material is None or "P" not in (material.white, material.black)[stm]:
+            return np.zeros(1, dtype=np.int8)
+        return self.side(1 - stm)
 
     def side(self, stm: int) -> np.ndarray:
         if not self.key:
