@@ -27,10 +27,9 @@ import chess.syzygy as cs
 import numpy as np
 from numba import njit
 
-import tablebase  # noqa: F401  (keys numba's cache before numba loads kernels)
 from tablebase.endgame.index import IndexScheme, decode
 from tablebase.endgame.material import WHITE, Material
-from tablebase.endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, ExitMap, attacked, setup_board,
+from tablebase.endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, ExitMap, setup_board,
                                        successors)
 from tablebase.generate.kernels import _ep_vertex_class, _zero_class
 from tablebase.generate.values import DECIDED, ILLEGAL
