@@ -407,6 +407,13 @@ def raw_dtz(data, scalars, params, pieces, norm, factor, base, symlen, flags, ma
 # -- python-chess's search around the raw values, on our move generation -----------------
 
 @njit(cache=True)
+def _scratch():
+    """A placement, two scratch placements and a board, as the move generation takes them."""
+    return (np.empty(16, dtype=np.int64), np.empty(16, dtype=np.int64), np.empty(16, dtype=np.int64),
+            np.empty(64, dtype=np.int64))
+
+
+@njit(cache=True)
 def _move_lists():
     """Room for :func:`successors`' four outputs."""
     return (np.empty(MAX_MOVES, dtype=np.int64), np.empty(MAX_MOVES, dtype=np.int64),
@@ -427,10 +434,7 @@ def wdl_pass(desc, stm, own, exit_id, exit_flip, exit_perm, subdesc, subcls, sub
     each capture valued by the sub-tables' classes. Returns how many captures reached a
     sub-table side not loaded (must be 0)."""
     n = desc[0]
-    sq = np.empty(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    sub_sq = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
+    sq, tmp, sub_sq, board = _scratch()
     pos = np.empty(8, dtype=np.int64)
     o_sub, o_stm, o_idx, o_ep = _move_lists()
     bad = 0
@@ -467,10 +471,7 @@ def dtz_stored_pass(desc, stm, own, exit_id, exit_flip, exit_perm, subdesc, subc
     Syzygy WDL of both sides (pawn moves reach ``wdl_them``). ``exact``: where the value
     is exact by construction (a draw, a zeroing move, a file value held to the ply)."""
     n = desc[0]
-    sq = np.empty(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    sub_sq = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
+    sq, tmp, sub_sq, board = _scratch()
     board2 = np.empty(64, dtype=np.int64)
     pos = np.empty(8, dtype=np.int64)
     o_sub, o_stm, o_idx, o_ep = _move_lists()
@@ -522,10 +523,7 @@ def dtz_search_pass(desc, stm, own, own_them, exit_id, exit_flip, exit_perm, sub
     the piece moves of a win, over every move of a loss (``dtz_them``: the other side's
     values, which the file holds). Returns how many moves reached a position without a
     value (must be 0)."""
-    sq = np.empty(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    sub_sq = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
+    sq, tmp, sub_sq, board = _scratch()
     o_sub, o_stm, o_idx, o_ep = _move_lists()
     bad = 0
     for x in range(own.shape[0]):
