@@ -157,8 +157,7 @@ class Partition:
         self.zval = [np.empty(0, dtype=np.uint16)] * 2
         self.packed: list[dict[int, bytes]] | None = None
         # Per side to move, the DTM init codes, compressed per slice, from which its DTZ
-        # init derives: without a second move generation (no pawns: its only zeroing
-        # moves are captures), or generating its pawn moves alone.
+        # init derives without generating a piece move (kernels.zinit_from_dtm).
         self.init_packed: list[dict[int, bytes]] = [{}, {}]
 
     def init(self, stm: int, subtables: SubtableValues, dtz: bool = True) -> dict:
