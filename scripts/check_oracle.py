@@ -85,8 +85,8 @@ def check_exhaustive(tables: Path, key: str, oracle: Path = DEFAULT_ORACLE, *, w
     from syzygy_compiled import syzygy_view
 
     result = OracleResult(key)
-    view = syzygy_view(tables, key, oracle / "syzygy", with_dtz=with_dtz)
     values = load_table(Path(tables), key)
+    view = syzygy_view(tables, key, oracle / "syzygy", with_dtz=with_dtz, own=values)
     for stm in (0, 1):
         stored = stored_dtz(tables, key, stm)
         legal = view.legal[stm]

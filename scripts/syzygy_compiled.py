@@ -29,6 +29,7 @@ from numba import njit
 
 from tablebase.endgame.index import IndexScheme, decode
 from tablebase.endgame.material import WHITE, Material
+from tablebase.generate.exact import load_subtable_classes, load_table
 from tablebase.endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, ExitMap, setup_board,
                                        successors)
 from tablebase.generate.kernels import _ep_vertex_class, _zero_class
@@ -583,12 +584,11 @@ class SyzygyView:
     legal: list[np.ndarray]
 
 
-def syzygy_view(tables, key: str, oracle, *, with_dtz: bool = True) -> SyzygyView:
+def syzygy_view(tables, key: str, oracle, *, with_dtz: bool = True, own=None) -> SyzygyView:
     """Syzygy's values of every legal position of our table ``key`` (in ``tables``, with
     its sub-tables: their classes value the captures and promotions) from the files in
-    ``oracle`` (a folder of ``.rtbw``/``.rtbz`` files)."""
-    from tablebase.generate.exact import load_subtable_classes, load_table
-
+    ``oracle`` (a folder of ``.rtbw``/``.rtbz`` files). ``own``: the table's exact codes
+    (:func:`~tablebase.generate.exact.load_table`), if the caller holds them already."""
     scheme = IndexScheme.of(key)
     material = Material.parse(key)
     desc = scheme.desc
@@ -598,7 +598,7 @@ def syzygy_view(tables, key: str, oracle, *, with_dtz: bool = True) -> SyzygyVie
     exits = ExitMap.of(material)
     is_capture = np.array([len(sub.pieces()) < len(slots) for sub in exits.subtables] or [False])
     em = (exits.exit_id, exits.exit_flip, exits.exit_perm, exits.subdesc)
-    own = load_table(tables, key)
+    own = load_table(tables, key) if own is None else own
     legal = [own[s] != ILLEGAL for s in (0, 1)]
     with cs.open_tablebase(str(oracle)) as tb:
         subs = [load_subtable_classes(tables, key, s) for s in (0, 1)]
