@@ -13,7 +13,8 @@ from one run:
   here (that format has no reader any more), which is what 0.1's prober did.
 * the current coding (``default``), and one choice changed at a time: no don't-care rows,
   don't-care only where the index is no legal position, the index's own order, row group
-  size, zstd level, the value column's Parquet encoding.
+  size, zstd level, the value column's Parquet encoding, the dtz column's encoding and
+  zstd level.
 * ``one side``: only the side to move that compresses better, the other left to a
   one-ply search at probe time; its probe time is that of probing every move's child.
 
@@ -65,6 +66,10 @@ CANDIDATES: list[tuple[str, Coding]] = [
     ("encoding=RLE_DICTIONARY zstd=6", dataclasses.replace(DEFAULT_CODING, encoding="RLE_DICTIONARY", zstd_level=6)),
     ("encoding=PLAIN", dataclasses.replace(DEFAULT_CODING, encoding="PLAIN")),
     ("encoding=DELTA_BINARY_PACKED", dataclasses.replace(DEFAULT_CODING, encoding="DELTA_BINARY_PACKED")),
+    ("dtz zstd=3", dataclasses.replace(DEFAULT_CODING, dtz_zstd_level=3)),
+    ("dtz zstd=10", dataclasses.replace(DEFAULT_CODING, dtz_zstd_level=10)),
+    ("dtz BYTE_STREAM_SPLIT zstd=10", dataclasses.replace(DEFAULT_CODING, dtz_encoding="BYTE_STREAM_SPLIT",
+                                                          dtz_zstd_level=10)),
 ]
 
 

@@ -766,22 +766,6 @@ def zsettle_exits(zval, e):
 
 
 @njit(cache=True)
-def codes_at(val, code, lo):
-    """Indices (``lo`` + offset) of the positions of ``val`` holding ``code``."""
-    n = 0
-    for j in range(val.shape[0]):
-        if val[j] == code:
-            n += 1
-    out = np.empty(n, dtype=np.int64)
-    n = 0
-    for j in range(val.shape[0]):
-        if val[j] == code:
-            out[n] = lo + j
-            n += 1
-    return out
-
-
-@njit(cache=True)
 def zverify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls):
     """Re-check the finished DTZ codes ``own`` of ``[lo, hi)`` (side to move ``stm``) from
     each position's successors: ``other`` the table's DTZ codes for the other side to move

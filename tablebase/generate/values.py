@@ -88,17 +88,33 @@ def decided_at(v, d):
 @njit(cache=True)
 def frontier_of(val, ply, lo):
     """Indices (``lo`` + offset) of the positions of ``val`` decided at ``ply``."""
-    n = 0
-    for j in range(val.shape[0]):
-        if decided_at(val[j], ply):
-            n += 1
-    out = np.empty(n, dtype=np.int64)
+    # One pass into room for all: the pages never written are never touched.
+    out = np.empty(val.shape[0], dtype=np.int64)
     n = 0
     for j in range(val.shape[0]):
         if decided_at(val[j], ply):
             out[n] = lo + j
             n += 1
-    return out
+    return out[:n].copy()
+
+
+@njit(cache=True)
+def zfrontier_of(zval, e, lo):
+    """Indices (``lo`` + offset) of the positions of the DTZ codes ``zval`` lost at
+    distance ``e``, and of those won at ``e``."""
+    lost = np.empty(zval.shape[0], dtype=np.int64)
+    won = np.empty(zval.shape[0], dtype=np.int64)
+    n_lost = n_won = 0
+    at_lost, at_won = ZLOST | np.uint16(e), ZWON | np.uint16(e)
+    for j in range(zval.shape[0]):
+        v = zval[j]
+        if v == at_lost:
+            lost[n_lost] = lo + j
+            n_lost += 1
+        elif v == at_won:
+            won[n_won] = lo + j
+            n_won += 1
+    return lost[:n_lost].copy(), won[:n_won].copy()
 
 
 @njit(cache=True)

@@ -360,11 +360,10 @@ class Partition:
                                          self.ply % 2 == 1, False, self.first, self.span, self.hits[other])
             self.decided += decided
             return away
-        val = self.zval[stm][lo - self.lo:hi - self.lo]
-        d = np.uint16(self.ply - 1)
         remote = []
-        for code, win in ((V.ZLOST | d, True), (V.ZWON | d, False)):
-            decided, away = K.retro_step(desc, stm, K.codes_at(val, code, lo), self.lo, self.hi, self.zval[other],
+        lost, won = V.zfrontier_of(self.zval[stm][lo - self.lo:hi - self.lo], self.ply - 1, lo)
+        for frontier, win in ((lost, True), (won, False)):
+            decided, away = K.retro_step(desc, stm, frontier, self.lo, self.hi, self.zval[other],
                                          self.ply, win, True, self.first, self.span, self.hits[other])
             self.decided += decided
             remote.append(away if win else -away - 1)
