@@ -40,7 +40,7 @@ from tablebase.config import JobConfig  # noqa: E402
 from tablebase.distributed import generate_on_ray  # noqa: E402
 from tablebase.endgame.index import IndexScheme  # noqa: E402
 from tablebase.endgame.material import Material, all_materials  # noqa: E402
-from tablebase.generate.worker import SPLIT_ABOVE  # noqa: E402
+from tablebase.generate.partition import SPLIT_ABOVE  # noqa: E402
 
 
 def fit(points: list[tuple[int, float]]) -> tuple[float, float]:

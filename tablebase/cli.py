@@ -31,13 +31,15 @@ DEFAULT_CONFIG = Path("configs/default.toml")
 
 class ProgressDisplay:
     """Progress of the passes (table, ply, positions resolved, rate): one live line on a
-    terminal, a line every ``every`` seconds in a log; a summary line per finished table."""
+    terminal, a line every ``every`` seconds in a log; a summary line per finished table.
+    With ``job``, each line ends with where the whole run stands (tables, positions, ETA)."""
 
-    def __init__(self, stream=None, every: float = 10.0):
+    def __init__(self, stream=None, every: float = 10.0, job=None):
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty()
         self.every = every
         self.last = time.perf_counter()
+        self.job = job
 
     def ply(self, key: str, ply: int, decided: int, total: int, legal: int, seconds: float) -> None:
         now = time.perf_counter()
@@ -47,6 +49,8 @@ class ProgressDisplay:
         rate = total / seconds if seconds > 0 else 0.0
         line = (f"{key:10} ply {ply:4d}  +{decided:<10,d} resolved {total:>13,d} of {legal:,d}"
                 f"  {rate / 1e6:6.2f} M/s")
+        if self.job is not None:
+            line += f"  ({self.job.text(key, total / legal if legal else 0.0)})"
         self.stream.write(f"\r{line} " if self.live else line + "\n")
         self.stream.flush()
 
@@ -70,6 +74,9 @@ class ProgressDisplay:
         self.stream.write(f"{stats.material:10} {what:42}  longest DTM {stats.longest_dtm:4d} DTZ "
                           f"{_dtz_text(stats.has_dtz, stats.longest_dtz)}  {stats.bytes / 1e6:7.2f} MB  "
                           f"{counts_text(c, stats.has_dtz)}\n")
+        if self.job is not None and not stats.skipped:
+            self.job.table_done(stats.material)
+            self.stream.write(f"{self.job.text()}\n")
         self.stream.flush()
 
 
@@ -123,14 +130,14 @@ def _log_to_stderr() -> None:
 
 
 def cmd_generate(args) -> int:
+    from .plan import JobProgress, plan_job
     cfg = _config_from_args(args)
+    plan = plan_job(cfg)
     if args.dry_run:
-        from .plan import plan_job
-        plan = plan_job(cfg)
         print(json.dumps(plan.as_dict(), indent=1) if args.json else plan.text())
         return 0
     _log_to_stderr()
-    display = ProgressDisplay()
+    display = ProgressDisplay(job=JobProgress(plan))
     cfg.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     from .errors import GenerationError

@@ -2,7 +2,7 @@
 
 Per table, from its index size (positions, both sides to move) and piece count: seconds
 from the measured rates below, peak memory per worker from
-:func:`tablebase.generate.worker.table_memory`, bytes on disk from the measured bits per
+:func:`tablebase.generate.partition.table_memory`, bytes on disk from the measured bits per
 position. The run's wall time replays the scheduler of
 :func:`tablebase.distributed.generate_on_ray`: tables whose sub-tables are done run as
 tasks, one per CPU at a time; a table of more than ``split_above`` positions per side
@@ -22,16 +22,17 @@ generator.
 from __future__ import annotations
 
 import heapq
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .config import JobConfig
 from .endgame.index import IndexScheme
 from .endgame.material import Material, dependency_order
-from .generate.worker import SPLIT_ABOVE, table_memory
+from .generate.partition import SPLIT_ABOVE, table_memory
 from .store.shards import table_complete
 
-__all__ = ["Plan", "TablePlan", "plan_job", "table_seconds"]
+__all__ = ["JobProgress", "Plan", "TablePlan", "plan_job", "table_seconds"]
 
 # Rates of this machine kind (2 cores, 24 GiB). Tasks: measured by `python
 # benchmarks/plan.py` on 2026-12-01 (every 3-4 piece table with 2 workers, each table's
@@ -129,6 +130,43 @@ class Plan:
                      + (f" (the first run after an install also compiles the kernels: about "
                         f"{self.compile_seconds:.0f} s more)" if self.compile_seconds else ""))
         return "\n".join(lines)
+
+
+class JobProgress:
+    """Where a run stands against its :class:`Plan`: tables done of all, positions in the
+    tables done of all, and the time left, from the time so far and the share of the
+    plan's estimated seconds done (so an estimate off by a constant factor still gives the
+    right ETA once some tables are done).
+
+    >>> from tablebase.config import JobConfig
+    >>> job = JobProgress(plan_job(JobConfig(materials=["KRvK"], workers=2, out="/nonexistent")), start=0.0)
+    >>> job.table_done("KvK")
+    >>> job.text(now=10.0)
+    'job: 1 of 2 tables, 924 of 60,060 positions, ETA 16 s'
+    """
+
+    def __init__(self, plan: Plan, start: float | None = None):
+        self.tables = {t.material: t for t in plan.tables}
+        self.total_seconds = sum(t.seconds for t in plan.tables)
+        self.done: set[str] = set()
+        self.start = time.perf_counter() if start is None else start
+
+    def table_done(self, material: str) -> None:
+        if material in self.tables:
+            self.done.add(material)
+
+    def text(self, current: str | None = None, fraction: float = 0.0, now: float | None = None) -> str:
+        """The job's line; ``current``: a table ``fraction`` done (resolved positions)."""
+        now = time.perf_counter() if now is None else now
+        done_seconds = sum(self.tables[k].seconds for k in self.done)
+        if current in self.tables and current not in self.done:
+            done_seconds += fraction * self.tables[current].seconds
+        positions = sum(self.tables[k].positions for k in self.done)
+        line = (f"job: {len(self.done)} of {len(self.tables)} tables, {positions:,} of "
+                f"{sum(t.positions for t in self.tables.values()):,} positions")
+        if 0 < done_seconds < self.total_seconds:
+            line += f", ETA {_duration((now - self.start) * (self.total_seconds - done_seconds) / done_seconds)}"
+        return line
 
 
 def _duration(seconds: float) -> str:

@@ -73,6 +73,9 @@ def test_cli_generate_verify_info(tmp_path, capsys):
     assert main(["generate", "KRvK", "--out", str(tmp_path), "--local"]) == 0
     err = capsys.readouterr().err
     assert "KRvK" in err and "longest DTM   32" in err
+    # The job's line after each table: KvK first (a sub-table), with an ETA for the rest.
+    assert "job: 1 of 2 tables, 924 of 60,060 positions, ETA " in err
+    assert err.count("job: 2 of 2 tables, 60,060 of 60,060 positions\n") == 1
     assert main(["verify", "--tables", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "KRvK       OK" in out and "KvK        OK" in out

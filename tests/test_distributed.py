@@ -22,6 +22,7 @@ from tablebase.endgame.material import dependency_order
 from tablebase.generate.pipeline import LocalPartitions, generate_table, run_passes
 from tablebase.store.checkpoint import checkpoint_folder, read_checkpoint
 from tablebase.generate.exact import load_table
+from tablebase.generate.partition import WORKER_BYTES
 from tablebase.store import DEFAULT_CODING, read_manifest, table_complete
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,10 +152,13 @@ def test_a_killed_driver_resumes_from_the_checkpoint(tables_34, tmp_path):
 
 @pytest.fixture(scope="module")
 def two_nodes():
-    """A Ray cluster of two nodes of one CPU each on this machine."""
+    """A Ray cluster on this machine: two nodes of one CPU each, and a head node with a
+    CPU but too little memory for a partition actor (which Ray must then leave out)."""
     from ray.cluster_utils import Cluster
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    cluster.add_node(num_cpus=1)
+    cluster = Cluster(initialize_head=True,
+                      head_node_args={"num_cpus": 1, "memory": WORKER_BYTES // 4, "include_dashboard": False})
+    for _ in range(2):
+        cluster.add_node(num_cpus=1, memory=4 << 30)
     cluster.wait_for_nodes()
     yield cluster
     cluster.shutdown()
@@ -177,14 +181,20 @@ def test_two_ray_nodes_write_the_same_shards(tables_34, two_nodes, tmp_path):
 
 def test_a_table_too_big_for_the_cluster_is_refused_before_any_work(ray_local, tmp_path):
     from tablebase.distributed import InsufficientMemoryError, check_memory, generate_on_ray
-    from tablebase.generate.worker import BYTES_PER_POSITION, table_memory
+    from tablebase.generate.partition import BYTES_PER_POSITION, partition_bounds, partition_memory, table_memory
     need = table_memory("KQRvKQR", 4 * PARTITIONS_PER_WORKER) / 1e9
     assert need > BYTES_PER_POSITION * 15.5  # 15.5 G positions (both sides to move)
     with pytest.raises(InsufficientMemoryError, match=rf"KQRvKQR needs about {need:.1f} GB .* offers 16\.0 GB"):
-        check_memory(["KQvK", "KQRvKQR"], {"memory": 16e9, "CPU": 4}, workers=4)
-    check_memory(["KQRvKR"], {"memory": 16e9, "CPU": 4}, workers=4)
+        check_memory(["KQvK", "KQRvKQR"], [{"memory": 8e9, "CPU": 2}] * 2, workers=4)
+    check_memory(["KQRvKR"], [{"memory": 16e9, "CPU": 4}], workers=4)
+    # In all, the nodes have room for KQRvKR's 8 partitions; none has room for one of them.
+    actor = partition_memory(*partition_bounds(IndexScheme.of("KQRvKR"), 8)[:2])
+    with pytest.raises(InsufficientMemoryError, match="KQRvKR needs about .* in each of its 8 partition actors .* "
+                                                      "on its largest node"):
+        check_memory(["KQRvKR"], [{"memory": 0.9 * actor, "CPU": 1}] * 40, workers=4)
     with pytest.raises(InsufficientMemoryError, match="KQvKR needs about .* to one task"):
-        check_memory(["KQvKR"], {"memory": 1e9, "CPU": 4}, workers=4)
+        check_memory(["KQvKR"], [{"memory": 0.9 * table_memory("KQvKR"), "CPU": 4}], workers=4)
+    check_memory(["KQvKR"], [{"memory": table_memory("KQvKR"), "CPU": 4}], workers=4)
     with pytest.raises(InsufficientMemoryError, match="KQRvKQR"):
         generate_on_ray(["KQRvKQR"], tmp_path, workers=2)
     assert list(tmp_path.iterdir()) == []

@@ -291,7 +291,7 @@ def test_info_sizes_json(capsys):
 
 
 def test_generate_dry_run(tmp_path, capsys):
-    from tablebase.generate.worker import table_memory
+    from tablebase.generate.partition import table_memory
     out = tmp_path / "tables"
     assert main(["generate", "KQRvKR", "--out", str(out), "--workers", "2", "--dry-run", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)

@@ -22,7 +22,7 @@ from tablebase.generate.values import DECIDED, ILLEGAL
 from tablebase.generate.pipeline import (LocalPartitions, generate, generate_table, load_subtables, run_passes,
                                         write_table_manifest)
 from tablebase.generate.verify import verify_table
-from tablebase.generate.worker import GenerationError
+from tablebase.generate.partition import GenerationError
 from tablebase.generate.exact import load_dtz_side, load_table
 from tablebase.store import DEFAULT_CODING, read_manifest, table_complete
 

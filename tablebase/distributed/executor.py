@@ -22,7 +22,8 @@ from ..endgame.material import Material, dependency_order
 from ..generate.exact import load_subtable_classes, load_subtables
 from ..generate.pipeline import (PartitionLost, Progress, TableClasses, TableStats, generate_table, init_order,
                                  skipped_stats)
-from ..generate.worker import SPLIT_ABOVE, GenerationError, Partition, partition_bounds, table_memory
+from ..generate.partition import (SPLIT_ABOVE, GenerationError, Partition, partition_bounds, partition_memory,
+                                table_memory)
 from ..store.checkpoint import StateFile, read_state, write_state
 from ..store import Coding, ShardInfo, table_complete
 
@@ -68,21 +69,28 @@ class InsufficientMemoryError(ValueError):
     """The Ray cluster has too little memory for a table of the job."""
 
 
-def check_memory(keys: list[str], resources: dict, workers: int, split_above: int = SPLIT_ABOVE) -> None:
-    """Refuse a job before any work when one of its tables cannot fit: a split table needs
-    its estimated peak (:func:`tablebase.generate.worker.table_memory`) in the cluster's
-    memory, a whole-table task in one worker's share of it."""
-    memory = resources.get("memory", 0)
-    cpus = max(1, int(resources.get("CPU", 1)))
+def check_memory(keys: list[str], nodes: list[dict], workers: int, split_above: int = SPLIT_ABOVE) -> None:
+    """Refuse a job before any work when one of its tables cannot fit in the memory of
+    the cluster's ``nodes`` (each node's Ray resources): a split table needs its estimated
+    peak (:func:`tablebase.generate.partition.table_memory`) in all of them and each of its
+    partition actors its own in one node; a whole-table task its peak in one node."""
+    total = sum(n.get("memory", 0) for n in nodes)
+    largest = max((n.get("memory", 0) for n in nodes), default=0)
     for key in keys:
-        split = IndexScheme.of(key).size > split_above
-        need = table_memory(key, workers * PARTITIONS_PER_WORKER if split else 1)
-        have = memory if split else memory / cpus
-        if need > have:
-            raise InsufficientMemoryError(
-                f"{key} needs about {need / 1e9:.1f} GB to generate ({2 * IndexScheme.of(key).size:,} positions) "
-                f"but the Ray cluster offers {have / 1e9:.1f} GB of memory{'' if split else ' to one task'}: "
-                "add nodes or memory (the job did not start)")
+        scheme = IndexScheme.of(key)
+        what = f"to generate ({2 * scheme.size:,} positions)"
+        if scheme.size > split_above:
+            bounds = partition_bounds(scheme, workers * PARTITIONS_PER_WORKER)
+            actor = max(partition_memory(a, b) for a, b in zip(bounds, bounds[1:]))
+            needs = [(table_memory(key, len(bounds) - 1), total, what, ""),
+                     (actor, largest, f"in each of its {len(bounds) - 1} partition actors", " on its largest node")]
+        else:
+            needs = [(table_memory(key), largest, what, " to one task (its largest node)")]
+        for need, have, what, where in needs:
+            if need > have:
+                raise InsufficientMemoryError(
+                    f"{key} needs about {need / 1e9:.1f} GB {what} but the Ray cluster offers {have / 1e9:.1f} GB "
+                    f"of memory{where}: add nodes or memory (the job did not start)")
 
 
 class RayPartitions:
@@ -92,7 +100,9 @@ class RayPartitions:
         self.key, self.out = key, Path(out)
         self.bounds = partition_bounds(IndexScheme.of(key), num_partitions * PARTITIONS_PER_WORKER)
         self.n = len(self.bounds) - 1
-        self.actors = [PartitionActor.options(name=f"{key}/partition-{p}", scheduling_strategy="SPREAD")
+        # Each actor asks Ray for its estimated peak, so that Ray places it where that fits.
+        self.actors = [PartitionActor.options(name=f"{key}/partition-{p}", scheduling_strategy="SPREAD",
+                                              memory=partition_memory(self.bounds[p], self.bounds[p + 1]))
                        .remote(key, self.bounds[p], self.bounds[p + 1], self.bounds) for p in range(self.n)]
 
     def _get(self, refs):
@@ -203,7 +213,7 @@ def generate_on_ray(keys: list[str], out: Path, *, workers: int, progress: Progr
     split_above = SPLIT_ABOVE if split_above is None else split_above
     order = dependency_order(keys)
     check_memory([k for k in order if not table_complete(out / k, k, hash_check=False, dtz=dtz)],
-                 ray.cluster_resources(), workers, split_above)
+                 [n["Resources"] for n in ray.nodes() if n["Alive"]], workers, split_above)
     deps = {k: {m.key for m in Material.parse(k).direct_subtables()} for k in order}
     done: set[str] = set()
     results: list[TableStats] = []
@@ -224,7 +234,7 @@ def generate_on_ray(keys: list[str], out: Path, *, workers: int, progress: Progr
                 finished(skipped_stats(out, key))
             elif IndexScheme.of(key).size <= split_above:
                 todo.remove(key)
-                running[_generate_table_task.options(name=f"generate {key}")
+                running[_generate_table_task.options(name=f"generate {key}", memory=table_memory(key))
                         .remote(str(out), key, config, checkpoint_seconds, dtz)] = key
             elif not running:
                 todo.remove(key)

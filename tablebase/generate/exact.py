@@ -20,7 +20,7 @@ from ..errors import MissingTableError
 from ..store import CorruptTableError, TableReader, table_complete
 from . import kernels as K
 from .values import class_of_stored_dtz, zcodes_from_stored
-from .worker import SubtableValues
+from .partition import SubtableValues
 
 Memo = dict[tuple[str, int], np.ndarray]
 

@@ -514,7 +514,7 @@ def _zero_class(subcls, suboff, sid, stm, idx):
 def zinit_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls, zval, settles):
     """First stage of a DTZ pass over ``[lo, hi)`` (side to move ``stm``): classify each
     index and value its zeroing moves. ``subcls``/``suboff``: the sub-tables' classes
-    (:class:`~tablebase.generate.worker.SubtableValues` of int8), both sides of those a
+    (:class:`~tablebase.generate.partition.SubtableValues` of int8), both sides of those a
     capture or an en-passant capture reaches; ``them_cls``: this table's classes for the
     other side to move (all of it), which its pawn moves reach; those of a position with an
     en-passant square come from its moves here. Writes ``zval`` and ``settles`` (the

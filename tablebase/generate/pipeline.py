@@ -29,7 +29,7 @@ from ..store import (DEFAULT_CODING, Coding, ShardInfo, TableManifest, read_mani
 from ..store.layout import candidate_orders, natural_order, order_sample
 from ..store.manifest import METRICS, METRICS_WITHOUT_DTZ
 from .exact import load_subtable_classes, load_subtables
-from .worker import PACKING, GenerationError, Partition, partition_bounds, subtable_reads
+from .partition import PACKING, GenerationError, Partition, partition_bounds, subtable_reads
 
 log = logging.getLogger(__name__)
 

@@ -85,6 +85,12 @@ def subtable_reads(key: str, stm: int) -> int:
     return sum(IndexScheme.of(exits.subtables[sub].key).size for sub, _ in exits.sides_reached(stm))
 
 
+def partition_memory(first: int, stop: int) -> int:
+    """Estimated peak bytes of the process of a partition of indices ``[first, stop)``
+    (both sides to move); the sub-table values it reads come from Ray's object store."""
+    return BYTES_PER_POSITION * 2 * (stop - first) + WORKER_BYTES
+
+
 def table_memory(key: str, workers: int = 1) -> int:
     """Estimated peak bytes to generate ``key`` over ``workers`` partitions on one node."""
     subs = max(subtable_reads(key, stm) for stm in (0, 1))
