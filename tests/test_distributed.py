@@ -188,7 +188,9 @@ def test_a_table_too_big_for_the_cluster_is_refused_before_any_work(ray_local, t
         check_memory(["KQvK", "KQRvKQR"], [{"memory": 8e9, "CPU": 2}] * 2, workers=4)
     check_memory(["KQRvKR"], [{"memory": 16e9, "CPU": 4}], workers=4)
     # In all, the nodes have room for KQRvKR's 8 partitions; none has room for one of them.
-    actor = partition_memory(*partition_bounds(IndexScheme.of("KQRvKR"), 8)[:2])
+    scheme = IndexScheme.of("KQRvKR")
+    actor = partition_memory(scheme, *partition_bounds(scheme, 8)[:2])
+    assert actor > WORKER_BYTES + BYTES_PER_POSITION * 2 * scheme.size / 9  # an eighth of the positions
     with pytest.raises(InsufficientMemoryError, match="KQRvKR needs about .* in each of its 8 partition actors .* "
                                                       "on its largest node"):
         check_memory(["KQRvKR"], [{"memory": 0.9 * actor, "CPU": 1}] * 40, workers=4)

@@ -81,7 +81,7 @@ def check_memory(keys: list[str], nodes: list[dict], workers: int, split_above: 
         what = f"to generate ({2 * scheme.size:,} positions)"
         if scheme.size > split_above:
             bounds = partition_bounds(scheme, workers * PARTITIONS_PER_WORKER)
-            actor = max(partition_memory(a, b) for a, b in zip(bounds, bounds[1:]))
+            actor = max(partition_memory(scheme, a, b) for a, b in zip(bounds, bounds[1:]))
             needs = [(table_memory(key, len(bounds) - 1), total, what, ""),
                      (actor, largest, f"in each of its {len(bounds) - 1} partition actors", " on its largest node")]
         else:
@@ -98,11 +98,12 @@ class RayPartitions:
 
     def __init__(self, key: str, out: Path, num_partitions: int):
         self.key, self.out = key, Path(out)
-        self.bounds = partition_bounds(IndexScheme.of(key), num_partitions * PARTITIONS_PER_WORKER)
+        scheme = IndexScheme.of(key)
+        self.bounds = partition_bounds(scheme, num_partitions * PARTITIONS_PER_WORKER)
         self.n = len(self.bounds) - 1
         # Each actor asks Ray for its estimated peak, so that Ray places it where that fits.
         self.actors = [PartitionActor.options(name=f"{key}/partition-{p}", scheduling_strategy="SPREAD",
-                                              memory=partition_memory(self.bounds[p], self.bounds[p + 1]))
+                                              memory=partition_memory(scheme, self.bounds[p], self.bounds[p + 1]))
                        .remote(key, self.bounds[p], self.bounds[p + 1], self.bounds) for p in range(self.n)]
 
     def _get(self, refs):

@@ -85,10 +85,11 @@ def subtable_reads(key: str, stm: int) -> int:
     return sum(IndexScheme.of(exits.subtables[sub].key).size for sub, _ in exits.sides_reached(stm))
 
 
-def partition_memory(first: int, stop: int) -> int:
-    """Estimated peak bytes of the process of a partition of indices ``[first, stop)``
-    (both sides to move); the sub-table values it reads come from Ray's object store."""
-    return BYTES_PER_POSITION * 2 * (stop - first) + WORKER_BYTES
+def partition_memory(scheme: IndexScheme, first: int, stop: int) -> int:
+    """Estimated peak bytes of the process of a partition of slices ``[first, stop)`` of
+    ``scheme`` (both sides to move); the sub-table values it reads come from Ray's object
+    store."""
+    return BYTES_PER_POSITION * 2 * (scheme.slice_range(stop - 1)[1] - scheme.slice_range(first)[0]) + WORKER_BYTES
 
 
 def table_memory(key: str, workers: int = 1) -> int:
