@@ -22,9 +22,13 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import JobConfig
 from .errors import ConfigError, TablebaseError
+
+if TYPE_CHECKING:
+    from .plan import JobProgress
 
 DEFAULT_CONFIG = Path("configs/default.toml")
 
@@ -32,9 +36,10 @@ DEFAULT_CONFIG = Path("configs/default.toml")
 class ProgressDisplay:
     """Progress of the passes (table, ply, positions resolved, rate): one live line on a
     terminal, a line every ``every`` seconds in a log; a summary line per finished table.
-    With ``job``, each line ends with where the whole run stands (tables, positions, ETA)."""
+    With ``job``, the ply lines end with, and each table's line is followed by, where the
+    whole run stands (tables, positions, ETA)."""
 
-    def __init__(self, stream=None, every: float = 10.0, job=None):
+    def __init__(self, stream=None, every: float = 10.0, job: "JobProgress | None" = None):
         self.stream = stream or sys.stderr
         self.live = self.stream.isatty()
         self.every = every

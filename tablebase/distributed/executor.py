@@ -78,14 +78,14 @@ def check_memory(keys: list[str], nodes: list[dict], workers: int, split_above: 
     largest = max((n.get("memory", 0) for n in nodes), default=0)
     for key in keys:
         scheme = IndexScheme.of(key)
-        what = f"to generate ({2 * scheme.size:,} positions)"
+        whole = f"to generate ({2 * scheme.size:,} positions)"
         if scheme.size > split_above:
             bounds = partition_bounds(scheme, workers * PARTITIONS_PER_WORKER)
             actor = max(partition_memory(scheme, a, b) for a, b in zip(bounds, bounds[1:]))
-            needs = [(table_memory(key, len(bounds) - 1), total, what, ""),
+            needs = [(table_memory(key, len(bounds) - 1), total, whole, ""),
                      (actor, largest, f"in each of its {len(bounds) - 1} partition actors", " on its largest node")]
         else:
-            needs = [(table_memory(key), largest, what, " to one task (its largest node)")]
+            needs = [(table_memory(key), largest, whole, " to one task (its largest node)")]
         for need, have, what, where in needs:
             if need > have:
                 raise InsufficientMemoryError(
