@@ -17,25 +17,14 @@ def _key_numba_cache() -> None:
     """Key numba's on-disk cache by the whole package's source. numba checks only the file
     of a cached kernel, not the kernels it inlines from other files (movegen's into the
     generation loops), so a cache kept across a change to another module would run the old
-    code. The folder is the user's cache (``$XDG_CACHE_HOME/tablebase``, else
-    ``~/.cache/tablebase``), not the package's: a job that ``ray job submit`` runs from a
-    fresh copy of the checkout, and every Ray worker of the node, finds the kernels the
-    last run of the same source compiled. ``$NUMBA_CACHE_DIR`` names another folder."""
+    code. Child processes (Ray workers) inherit the folder through the environment."""
     root = Path(__file__).parent
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     name = "numba-" + digest.hexdigest()[:16]
     given = os.environ.get("NUMBA_CACHE_DIR", "")
-    if os.path.basename(given) == name:
-        folder = given
-    else:
-        base = given or os.path.join(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "tablebase")
-        try:
-            os.makedirs(base, exist_ok=True)
-        except OSError:  # no writable home: the package's own folder, as numba's default
-            base = root / "__pycache__"
-        folder = os.path.join(base, name)
+    folder = given if os.path.basename(given) == name else os.path.join(given or root / "__pycache__", name)
     os.environ["NUMBA_CACHE_DIR"] = folder
     if "numba" in sys.modules:  # imported first: its configuration is already read
         sys.modules["numba"].config.CACHE_DIR = folder
