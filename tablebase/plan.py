@@ -164,7 +164,7 @@ class JobProgress:
         positions = sum(self.tables[k].positions for k in self.done)
         line = (f"job: {len(self.done)} of {len(self.tables)} tables, {positions:,} of "
                 f"{sum(t.positions for t in self.tables.values()):,} positions")
-        if 0 < done_seconds < self.total_seconds:
+        if done_seconds > 0 and len(self.done) < len(self.tables):  # a float sum can fall short of the total
             line += f", ETA {_duration((now - self.start) * (self.total_seconds - done_seconds) / done_seconds)}"
         return line
 
