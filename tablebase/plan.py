@@ -134,26 +134,30 @@ class Plan:
 
 class JobProgress:
     """Where a run stands against its :class:`Plan`: tables done of all, positions in the
-    tables done of all, and the time left, from the time so far and the share of the
-    plan's estimated seconds done (so an estimate off by a constant factor still gives the
-    right ETA once some tables are done).
+    tables done of all, and the time left. That is the plan's estimate until a table is
+    done, then the time since the first one finished over the share of the plan's
+    estimated seconds done since: an estimate off by a constant factor still gives the
+    right ETA, and the kernels' compilation, which the first table pays, does not count.
 
     >>> from tablebase.config import JobConfig
-    >>> job = JobProgress(plan_job(JobConfig(materials=["KRvK"], workers=2, out="/nonexistent")), start=0.0)
-    >>> job.table_done("KvK")
-    >>> job.text(now=10.0)
-    'job: 1 of 2 tables, 924 of 60,060 positions, ETA 16 s'
+    >>> job = JobProgress(plan_job(JobConfig(materials=["KRvK"], workers=2, out="/nonexistent")))
+    >>> job.table_done("KvK", now=4.0)
+    >>> job.text("KRvK", 0.5, now=10.0)
+    'job: 1 of 2 tables, 924 of 60,060 positions, ETA 6 s'
     """
 
-    def __init__(self, plan: Plan, start: float | None = None):
+    def __init__(self, plan: Plan):
         self.tables = {t.material: t for t in plan.tables}
         self.total_seconds = sum(t.seconds for t in plan.tables)
         self.done: set[str] = set()
-        self.start = time.perf_counter() if start is None else start
+        self.first_done: tuple[float, float] | None = None  # when, and the estimated seconds done then
 
-    def table_done(self, material: str) -> None:
+    def table_done(self, material: str, now: float | None = None) -> None:
         if material in self.tables:
             self.done.add(material)
+            if self.first_done is None:
+                now = time.perf_counter() if now is None else now
+                self.first_done = now, sum(self.tables[k].seconds for k in self.done)
 
     def text(self, current: str | None = None, fraction: float = 0.0, now: float | None = None) -> str:
         """The job's line; ``current``: a table ``fraction`` done (resolved positions)."""
@@ -164,8 +168,11 @@ class JobProgress:
         positions = sum(self.tables[k].positions for k in self.done)
         line = (f"job: {len(self.done)} of {len(self.tables)} tables, {positions:,} of "
                 f"{sum(t.positions for t in self.tables.values()):,} positions")
-        if done_seconds > 0 and len(self.done) < len(self.tables):  # a float sum can fall short of the total
-            line += f", ETA {_duration((now - self.start) * (self.total_seconds - done_seconds) / done_seconds)}"
+        if len(self.done) < len(self.tables):
+            left = max(0.0, self.total_seconds - done_seconds)  # a float sum can fall short of the total
+            if self.first_done is not None and done_seconds > self.first_done[1] and now > self.first_done[0]:
+                left *= (now - self.first_done[0]) / (done_seconds - self.first_done[1])
+            line += f", ETA {_duration(left)}"
         return line
 
 

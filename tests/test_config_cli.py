@@ -91,3 +91,19 @@ def test_cli_verify_fails_on_a_truncated_shard(tmp_path, capsys):
     assert main(["verify", "KQvK", "--tables", str(tmp_path)]) == 1
     assert "truncated" in capsys.readouterr().out
     shutil.rmtree(tmp_path / "KQvK")
+
+
+def test_job_eta_leaves_out_the_first_tables_compilation():
+    """The first table pays the kernels' compilation: the ETA scales the plan's estimate by
+    the rate measured after it, not by the time since the start (which said 225 h for a
+    10-minute job), and before any table is done it is the plan's own estimate."""
+    from tablebase.plan import JobProgress, plan_job
+    plan = plan_job(JobConfig(materials=["KQvKR"], workers=2, out="/nonexistent"))
+    seconds = {t.material: t.seconds for t in plan.tables}
+    job = JobProgress(plan)
+    assert f"ETA {sum(seconds.values()):.0f} s" in job.text(now=0.0)
+    job.table_done("KvK", now=1000.0)  # a thousand seconds of compilation
+    rest = sum(seconds.values()) - seconds["KvK"]
+    job.table_done("KQvK", now=1000.0 + 2 * seconds["KQvK"])  # then twice the estimate
+    eta = job.text(now=1000.0 + 2 * seconds["KQvK"]).rsplit("ETA ", 1)[1]
+    assert eta == f"{2 * (rest - seconds['KQvK']):.0f} s"

@@ -18,6 +18,8 @@ import pytest
 from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.material import all_materials, dependency_order
 from tablebase.errors import MissingTableError
+from tablebase.generate import kernels as K
+from tablebase.generate import values as V
 from tablebase.generate.values import DECIDED, ILLEGAL
 from tablebase.generate.pipeline import (LocalPartitions, generate, generate_table, load_subtables, run_passes,
                                         write_table_manifest)
@@ -165,3 +167,65 @@ def test_killed_run_resumes_to_identical_shards(tables_34, tmp_path):
             assert filecmp.cmp(tmp_path / key / info.file, tables_34 / key / info.file, shallow=False)
     leftovers = [p for p in tmp_path.rglob(".*tmp*")]
     assert leftovers == []
+
+
+# -- the frontier's block counts ------------------------------------------------------
+
+
+def _codes_with_frontier(rng, n: int, ply: int, dtz: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Random codes, a sparse, clustered frontier of ``ply`` among them, and where it is."""
+    val = rng.integers(1, 0x7F, n).astype(np.uint16)
+    where = np.zeros(n, dtype=bool)
+    for start in rng.integers(0, n - 40, 30):
+        where[start:start + 40] = rng.random(40) < 0.5
+    where |= rng.random(n) < 0.002
+    won = rng.random(n) < 0.5
+    if dtz:
+        val[where & won], val[where & ~won] = V.ZWON | ply, V.ZLOST | ply
+    else:  # decided at ply, marked as reached by an exit or not
+        val[where & won], val[where & ~won] = V.EXIT_DECIDED | ply, V.DECIDED | ply
+    val[:50] = V.DECIDED | (ply + 1)  # decided at another ply: not the frontier
+    where[:50] = False
+    return val, where
+
+
+@pytest.mark.parametrize("dtz", [False, True])
+def test_frontier_in_blocks_finds_what_a_scan_finds(dtz):
+    """The blocks' counts and the frontier read from them, budget by budget, against numpy."""
+    rng = np.random.default_rng(7)
+    n, shift, ply, lo = 100_000, 10, 9, 5_000
+    val, where = _codes_with_frontier(rng, n, ply, dtz)
+    hits = np.zeros((n >> shift) + 1, dtype=np.int32)
+    V.count_frontier(val, ply, dtz, 0, shift, hits)
+    assert np.array_equal(hits, np.bincount(np.flatnonzero(where) >> shift, minlength=len(hits)))
+    found, start = [[], []], 0
+    while start < len(hits):
+        first, second, start = V.frontier_in_blocks(val, ply, dtz, lo, shift, hits, start, 500)
+        found[0].append(first)
+        found[1].append(second)
+    first, second = np.concatenate(found[0]), np.concatenate(found[1])
+    if dtz:
+        assert np.array_equal(first, lo + np.flatnonzero(val == V.ZLOST | ply))
+        assert np.array_equal(second, lo + np.flatnonzero(val == V.ZWON | ply))
+    else:
+        assert np.array_equal(first, lo + np.flatnonzero(where)) and len(second) == 0
+
+
+@pytest.mark.parametrize("ply", [7, 8])
+def test_settled_exits_are_counted_in_their_blocks(ply):
+    """settle_exits counts each position it decides in the block of ``base + j``."""
+    rng = np.random.default_rng(ply)
+    n, shift, base = 50_000, 10, 777  # a slice that starts inside a block
+    val = rng.integers(1, 0x7F, n).astype(np.uint16)
+    now = rng.random(n) < 0.01
+    val[now] = (V.TENT_WIN | ply) if ply % 2 else V.exit_loss_code(ply) + 1
+    goes = ~now & (rng.random(n) < 0.01)
+    if ply % 2 == 0:
+        val[goes] = V.exit_loss_code(ply) + 3  # a way out goes, the position stays undecided
+    hits = np.zeros(((base + n) >> shift) + 1, dtype=np.int32)
+    decided = K.settle_exits(val, ply, base, shift, hits)
+    assert decided == now.sum()
+    assert np.array_equal(hits, np.bincount((base + np.flatnonzero(now)) >> shift, minlength=len(hits)))
+    assert (val[now] == V.EXIT_DECIDED | ply).all()
+    if ply % 2 == 0:
+        assert (val[goes] == 2).all()

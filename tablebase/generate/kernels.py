@@ -15,8 +15,8 @@ from ..endgame.index import D_N, D_PAWNFUL, decode, leaf
 from ..endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, SQ_BIT, _exits_into, _pawn_moves_into, _predecessors_into,
                                _successors_into, _walk_to,
                                attacked, ep_exits, ep_predecessors, grow, setup_board, successors, unique_small)
-from .values import (CANT_LOSE, DECIDED, DEPTH_MASK, DRAW, EXIT_DECIDED, EXIT_LOSS, ILLEGAL, KIND_MASK, MAX_DEPTH,
-                     MAX_EXIT_LOSS, MAX_WAYS, TENT_WIN, ZLOST, ZWON, exit_loss_code, is_decided, is_zdecided,
+from .values import (CANT_LOSE, DECIDED, DEPTH_MASK, DRAW, EXIT_DECIDED, EXIT_DRAW, EXIT_LOSS, ILLEGAL, KIND_MASK,
+                     MAX_DEPTH, MAX_EXIT_LOSS, MAX_WAYS, TENT_WIN, ZLOST, ZWON, exit_loss_code, is_decided, is_zdecided,
                      resolve, zero_code)
 
 @njit(cache=True, inline="always")
@@ -266,12 +266,12 @@ def _zapply_one(other, j, e, win):
 
 
 @njit(cache=True)
-def retro_step(desc, stm, frontier, lo, hi, other, ply, win, dtz, first_slice, span, hits):
+def retro_step(desc, stm, frontier, lo, hi, other, ply, win, dtz, shift, hits):
     """One ply's backward step from ``frontier`` (indices of side ``stm`` decided at ``ply - 1``,
     lost if ``win``, else won): un-move each, and apply every predecessor (side ``1 - stm``)
     that falls in ``[lo, hi)`` to ``other`` (its values from ``lo``: DTM codes, or with
     ``dtz`` DTZ codes and only the piece moves), counting the positions decided per slice
-    in ``hits`` (slice ``first_slice + i`` in ``hits[i]``, slices of ``span`` indices).
+    per block in ``hits`` (index ``y`` in ``hits[(y - lo) >> shift]``).
 
     Returns how many positions it decided and the predecessors outside ``[lo, hi)``, for
     the partitions that own them (to :func:`apply_predecessors`).
@@ -289,15 +289,15 @@ def retro_step(desc, stm, frontier, lo, hi, other, ply, win, dtz, first_slice, s
     while done < frontier.shape[0]:
         if n_remote + MAX_MOVES > remote.shape[0]:
             remote = grow(remote[:n_remote], 2 * remote.shape[0])
-        done, d, n_remote = _retro_loop(desc, stm, frontier, done, lo, hi, other, ply, win, dtz, first_slice, span,
-                                        hits, remote, n_remote, sq, tmp, board, buf)
+        done, d, n_remote = _retro_loop(desc, stm, frontier, done, lo, hi, other, ply, win, dtz, shift, hits,
+                                        remote, n_remote, sq, tmp, board, buf)
         decided += d
     return decided, remote[:n_remote]
 
 
 @leaf
-def _retro_loop(desc, stm, frontier, start, lo, hi, other, ply, win, dtz, first_slice, span, hits, remote, n_remote,
-                sq, tmp, board, buf):
+def _retro_loop(desc, stm, frontier, start, lo, hi, other, ply, win, dtz, shift, hits, remote, n_remote, sq, tmp,
+                board, buf):
     """:func:`retro_step` from ``frontier[start]`` until done or ``remote`` has room for
     fewer than MAX_MOVES more; returns where it stopped, how many it decided, the new
     ``n_remote``."""
@@ -324,46 +324,62 @@ def _retro_loop(desc, stm, frontier, start, lo, hi, other, ply, win, dtz, first_
                 remote[n_remote] = y
                 n_remote += 1
             elif _zapply_one(other, y - lo, ply, win) if dtz else _apply_one(other, y - lo, ply, win):
-                hits[y // span - first_slice] += 1
+                hits[(y - lo) >> shift] += 1
                 decided += 1
     return i, decided, n_remote
 
 
 @njit(cache=True)
-def apply_predecessors(other, lo, preds, ply, win, dtz, first_slice, span, hits):
+def apply_predecessors(other, lo, preds, ply, win, dtz, shift, hits):
     """Apply predecessors (all in ``[lo, hi)``) of positions decided at ``ply - 1``, as
     :func:`retro_step` does; ``win``: their successor was lost. Returns how many it decided."""
     decided = 0
     for y in preds:
         if _zapply_one(other, y - lo, ply, win) if dtz else _apply_one(other, y - lo, ply, win):
-            hits[y // span - first_slice] += 1
+            hits[(y - lo) >> shift] += 1
             decided += 1
     return decided
 
 
 @njit(cache=True)
-def settle_exits(val, ply):
+def settle_exits(val, ply, base, shift, hits):
     """What the exits decide at ``ply`` in ``val``: at an odd ply a capture or promotion
     wins; at an even one the slowest of all-losing exits goes as a way out (and the
-    position is lost if it was the last). Returns how many positions this decided."""
+    position is lost if it was the last). Counts those it decides per block, ``val[j]`` in
+    ``hits[(base + j) >> shift]``, and returns how many."""
     decided = 0
-    if ply % 2 == 1:
-        now = TENT_WIN | np.uint16(ply)
-        for j in range(val.shape[0]):
-            if val[j] == now:
-                val[j] = EXIT_DECIDED | np.uint16(ply)
-                decided += 1
-    else:
-        base = exit_loss_code(ply)
-        for j in range(val.shape[0]):
-            v = val[j]
-            if base <= v <= base + MAX_WAYS:
-                if v == base + 1:
-                    val[j] = EXIT_DECIDED | np.uint16(ply)
-                    decided += 1
-                else:
-                    val[j] = v - base - np.uint16(1)
+    now = TENT_WIN | np.uint16(ply)
+    code = exit_loss_code(ply)
+    a = 0
+    while a < val.shape[0]:  # block by block: an increment of hits per position costs 4x the loop
+        z = _block_end(val.shape[0], base, shift, a)
+        run = val[a:z]  # a loop over a view's own range vectorises, one over range(a, z) does not
+        n = 0
+        if ply % 2 == 1:
+            for j in range(run.shape[0]):
+                if run[j] == now:
+                    run[j] = EXIT_DECIDED | np.uint16(ply)
+                    n += 1
+        else:
+            for j in range(run.shape[0]):
+                v = run[j]
+                if code <= v <= code + MAX_WAYS:
+                    if v == code + 1:
+                        run[j] = EXIT_DECIDED | np.uint16(ply)
+                        n += 1
+                    else:
+                        run[j] = v - code - np.uint16(1)
+        hits[(base + a) >> shift] += n
+        decided += n
+        a = z
     return decided
+
+
+@njit(cache=True, inline="always")
+def _block_end(n, base, shift, a):
+    """The end of the run of ``range(n)`` from ``a`` in one block (``j`` in block
+    ``(base + j) >> shift``)."""
+    return min(n, ((((base + a) >> shift) + 1) << shift) - base)
 
 
 @njit(cache=True)
@@ -612,12 +628,15 @@ def _zinit_code(fastest_win, has_draw, slowest_loss, ways):
 
 
 @njit(cache=True)
-def zinit_from_dtm(desc, stm, lo, hi, init, read_exits, pawn_moves, exit_id, exit_flip, exit_perm, subdesc, subcls,
-                   suboff, them_cls, zval, settles):
+def zinit_from_dtm(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit_id, exit_flip, exit_perm, subdesc,
+                   subcls, suboff, them_cls, zval, settles):
     """:func:`zinit_slice` from the slice's DTM init codes ``init`` (:func:`init_slice`'s,
-    before any pass), generating no piece move: the ways out by piece moves are the DTM
-    init's in-table moves less the pawn moves among them (with pawns no two moves reach one
-    index). Its exits are the captures and promotions: where no sub-table class is cursed
+    before any pass) and its finished DTM codes ``final``, generating no piece move. A
+    draw without the 50-move rule is one with it (the rule takes wins away, it gives
+    none), and no DTZ pass changes a DRAW code (no successor of a draw is lost, and a won
+    one takes no way out of it): ``final``'s draws are DRAW at once. The others' ways out
+    by piece moves are the DTM init's in-table moves less the pawn moves among them (with
+    pawns no two moves reach one index). Its exits are the captures and promotions: where no sub-table class is cursed
     or blessed (``read_exits`` False) the code's summary of them says it all (a winning one
     wins at distance 1, a drawing one draws, a losing one loses at 1), else they are
     generated and their classes read. ``pawn_moves``: the side has pawns, whose moves that
@@ -634,14 +653,14 @@ def zinit_from_dtm(desc, stm, lo, hi, init, read_exits, pawn_moves, exit_id, exi
     e_stm = np.empty(MAX_MOVES, dtype=np.int64)
     e_idx = np.empty(MAX_MOVES, dtype=np.int64)
     e_ep = np.empty(MAX_MOVES, dtype=np.int64)
-    return _zinit_dtm_loop(desc, stm, lo, hi, init, read_exits, pawn_moves, exit_id, exit_flip, exit_perm, subdesc,
-                           subcls, suboff, them_cls, zval, settles, sq, tmp, sub_sq, board, board2, p_idx, p_ep,
-                           e_sub, e_stm, e_idx, e_ep)
+    return _zinit_dtm_loop(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit_id, exit_flip, exit_perm,
+                           subdesc, subcls, suboff, them_cls, zval, settles, sq, tmp, sub_sq, board, board2, p_idx,
+                           p_ep, e_sub, e_stm, e_idx, e_ep)
 
 
 @leaf
-def _zinit_dtm_loop(desc, stm, lo, hi, init, read_exits, pawn_moves, exit_id, exit_flip, exit_perm, subdesc, subcls,
-                    suboff, them_cls, zval, settles, sq, tmp, sub_sq, board, board2, p_idx, p_ep,
+def _zinit_dtm_loop(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit_id, exit_flip, exit_perm, subdesc,
+                    subcls, suboff, them_cls, zval, settles, sq, tmp, sub_sq, board, board2, p_idx, p_ep,
                     e_sub, e_stm, e_idx, e_ep):
     bad = 0
     walk = read_exits or pawn_moves
@@ -655,6 +674,9 @@ def _zinit_dtm_loop(desc, stm, lo, hi, init, read_exits, pawn_moves, exit_id, ex
         if v == ILLEGAL or v == DRAW:  # DRAW: a stalemate (a position with moves has a code of them)
             zval[j] = v
             continue
+        if final[j] == DRAW or final[j] == EXIT_DRAW:
+            zval[j] = DRAW
+            continue
         if v == DECIDED:
             zval[j] = ZLOST
             continue
@@ -666,7 +688,9 @@ def _zinit_dtm_loop(desc, stm, lo, hi, init, read_exits, pawn_moves, exit_id, ex
         fastest_win = MAX_DEPTH + 1
         has_draw = False
         slowest_loss = 0
-        if read_exits:
+        # A position without exits has none to read; a drawing exit (CANT_LOSE: none wins)
+        # draws whatever the classes.
+        if read_exits and (exit_win or exit_loss):
             m = _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
                             e_sub, e_stm, e_idx)
             for k in range(m):
@@ -679,7 +703,7 @@ def _zinit_dtm_loop(desc, stm, lo, hi, init, read_exits, pawn_moves, exit_id, ex
             fastest_win = 1 if exit_win else fastest_win
             has_draw = v == CANT_LOSE
             slowest_loss = 1 if exit_loss else 0
-        if pawn_moves:
+        if pawn_moves and fastest_win > 1:  # no pawn move wins faster than a zeroing win
             n = _pawn_moves_into(desc, sq, x, stm, board, occ, tmp, p_idx, p_ep)
             for k in range(n):
                 if p_ep[k] == PAWN_PUSH:
@@ -744,24 +768,32 @@ def _ep_vertex_class(desc, sq, stm, occ, slot, q, exit_id, exit_flip, exit_perm,
 
 
 @njit(cache=True)
-def zsettle_exits(zval, e):
+def zsettle_exits(zval, e, base, shift, hits):
     """What the zeroing moves decide at distance ``e``: one wins, or the slowest of losing
-    ones goes as a way out (the position is lost if it was the last). Returns how many
-    positions this decided."""
+    ones goes as a way out (the position is lost if it was the last). Counts and returns
+    those it decides, as :func:`settle_exits`."""
     decided = 0
     now = TENT_WIN | np.uint16(e)
-    base = exit_loss_code(e)
-    for j in range(zval.shape[0]):
-        v = zval[j]
-        if v == now:
-            zval[j] = ZWON | np.uint16(e)
-            decided += 1
-        elif base <= v <= base + MAX_WAYS:
-            if v == base + 1:
-                zval[j] = ZLOST | np.uint16(e)
-                decided += 1
-            else:
-                zval[j] = v - base - np.uint16(1)
+    code = exit_loss_code(e)
+    a = 0
+    while a < zval.shape[0]:
+        z = _block_end(zval.shape[0], base, shift, a)
+        run = zval[a:z]
+        n = 0
+        for j in range(run.shape[0]):
+            v = run[j]
+            if v == now:
+                run[j] = ZWON | np.uint16(e)
+                n += 1
+            elif code <= v <= code + MAX_WAYS:
+                if v == code + 1:
+                    run[j] = ZLOST | np.uint16(e)
+                    n += 1
+                else:
+                    run[j] = v - code - np.uint16(1)
+        hits[(base + a) >> shift] += n
+        decided += n
+        a = z
     return decided
 
 

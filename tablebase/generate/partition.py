@@ -103,6 +103,11 @@ def table_memory(key: str, workers: int = 1) -> int:
 #: ply, while most plies take one call (each call is a barrier across the partitions).
 EXPAND_BUDGET = 1 << 22
 
+#: Positions per block (``1 << BLOCK_SHIFT``) in the count of each ply's decided positions:
+#: a frontier scan reads only the blocks with some, a few of a slice at the sparse plies
+#: that most DTZ plies are.
+BLOCK_SHIFT = 10
+
 #: What keeps a partition's values compressed while it does not work on them.
 PACKING = pa.Codec("zstd", compression_level=1)
 
@@ -119,7 +124,7 @@ class Partition:
     partition and returning the others), ``apply`` of every batch routed here, then
     ``end_ply``. Batches of one ply commute, so their number and order do not matter.
     The frontier of a ply is no list: it is the positions whose value says they were
-    decided at the last ply, looked for in the slices that had some (``hits``).
+    decided at the last ply, looked for in the blocks that had some (``hits``).
     """
 
     def __init__(self, key: str, first: int, stop: int, bounds: list[int]):
@@ -138,12 +143,12 @@ class Partition:
         """Forget every value: the state before :meth:`init` (or :meth:`restore`)."""
         self.val = [np.empty(0, dtype=np.uint16)] * 2  # per side to move, indices [lo, hi)
         self.ply = 0  # the ply being built
-        n = len(self.slices)
-        # Per side and slice: how many positions were decided at the last ply (the frontier)
+        n = (self.hi - self.lo + (1 << BLOCK_SHIFT) - 1) >> BLOCK_SHIFT
+        # Per side and block: how many positions were decided at the last ply (the frontier)
         # and at this one.
-        self.hits_prev = [np.zeros(n, dtype=np.int64) for _ in range(2)]
-        self.hits = [np.zeros(n, dtype=np.int64) for _ in range(2)]
-        self.cursor = [0, 0]  # the next slice to expand, per side
+        self.hits_prev = [np.zeros(n, dtype=np.int32) for _ in range(2)]
+        self.hits = [np.zeros(n, dtype=np.int32) for _ in range(2)]
+        self.cursor = [0, 0]  # the next block to expand, per side
         self.decided = 0  # decided by this partition's own un-moves at this ply
         # Positions whose exits decide something at a later ply (a capture or promotion
         # wins, or the last of losing ones goes) are found by scanning for their value at
@@ -179,6 +184,7 @@ class Partition:
         size = self.hi - self.lo
         self.val[stm] = np.empty(size, dtype=np.uint16)
         settles = np.empty(self.span, dtype=np.uint16)
+        self.hits_prev[stm][:] = 0
         legal = 0
         for sl in self.slices:
             # Per slice, so that the temporaries below stay small beside the values.
@@ -198,7 +204,7 @@ class Partition:
             plies = settles[:hi - lo]
             if plies.any():
                 self.exit_plies[stm, sl] = np.bincount(plies[plies > 0])
-            self.hits_prev[stm][sl - self.first] = np.count_nonzero(val == V.DECIDED)
+            V.count_frontier(val, 0, False, lo - self.lo, BLOCK_SHIFT, self.hits_prev[stm])
             legal += int(np.count_nonzero(val != V.ILLEGAL))
         if self._has_en_passant():
             self._init_en_passant(stm, subtables)
@@ -245,6 +251,7 @@ class Partition:
         if len(self.zval[stm]) != self.hi - self.lo:
             self.zval[stm] = np.empty(self.hi - self.lo, dtype=np.uint16)
         settles = np.empty(self.span, dtype=np.uint16)
+        self.hits_prev[stm][:] = 0
         init_codes = self.init_packed[stm] or None
         read_exits = init_codes is not None and V.has_cursed(s.values)
         m = self.scheme.material
@@ -256,8 +263,9 @@ class Partition:
             z = self.zval[stm][lo - self.lo:hi - self.lo]
             if init_codes is not None:
                 raw = np.frombuffer(PACKING.decompress(init_codes[sl], decompressed_size=2 * (hi - lo)), dtype=np.uint16)
-                bad = K.zinit_from_dtm(self.scheme.desc, stm, lo, hi, raw, read_exits, pawns, e.exit_id, e.exit_flip,
-                                       e.exit_perm, e.subdesc, s.values, s.offsets, them_classes, z, settles[:hi - lo])
+                bad = K.zinit_from_dtm(self.scheme.desc, stm, lo, hi, raw, self._dtm_slice(stm, sl), read_exits, pawns,
+                                       e.exit_id, e.exit_flip, e.exit_perm, e.subdesc, s.values, s.offsets,
+                                       them_classes, z, settles[:hi - lo])
                 overflow = 0
             else:
                 bad, overflow = K.zinit_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm,
@@ -272,7 +280,7 @@ class Partition:
             self.exit_plies.pop((stm, sl), None)
             if plies.any():
                 self.exit_plies[stm, sl] = np.bincount(plies[plies > 0])
-            self.hits_prev[stm][sl - self.first] = np.count_nonzero(z == V.ZLOST)
+            V.count_frontier(z, 0, True, lo - self.lo, BLOCK_SHIFT, self.hits_prev[stm])
         self.inited[stm] = True
         if all(self.inited):
             self.ply = 1
@@ -350,31 +358,30 @@ class Partition:
         DTZ's come as ``y`` where their successor was lost, ``-y - 1`` where it was won."""
         if self.metric == "dtz":
             won = preds < 0
-            return (K.apply_predecessors(self.zval[stm], self.lo, preds[~won], self.ply, True, True, self.first,
-                                         self.span, self.hits[stm])
+            return (K.apply_predecessors(self.zval[stm], self.lo, preds[~won], self.ply, True, True, BLOCK_SHIFT,
+                                         self.hits[stm])
                     + K.apply_predecessors(self.zval[stm], self.lo, -preds[won] - 1, self.ply, False, True,
-                                           self.first, self.span, self.hits[stm]))
-        return K.apply_predecessors(self.val[stm], self.lo, preds, self.ply, self.ply % 2 == 1, False, self.first,
-                                    self.span, self.hits[stm])
+                                           BLOCK_SHIFT, self.hits[stm]))
+        return K.apply_predecessors(self.val[stm], self.lo, preds, self.ply, self.ply % 2 == 1, False, BLOCK_SHIFT,
+                                    self.hits[stm])
 
-    def _retro(self, stm: int, lo: int, hi: int) -> np.ndarray:
-        """Un-move the frontier of slice ``[lo, hi)`` of side ``stm``, applying the predecessors
-        this partition owns; returns the others (as :meth:`_apply` takes them)."""
-        desc, other = self.scheme.desc, 1 - stm
-        if self.metric == "dtm":
-            frontier = V.frontier_of(self.val[stm][lo - self.lo:hi - self.lo], self.ply - 1, lo)
-            decided, away = K.retro_step(desc, stm, frontier, self.lo, self.hi, self.val[other], self.ply,
-                                         self.ply % 2 == 1, False, self.first, self.span, self.hits[other])
-            self.decided += decided
-            return away
+    def _retro(self, stm: int, budget: int) -> tuple[np.ndarray, int]:
+        """Un-move the frontier of side ``stm`` from its next block on, about ``budget``
+        positions of it, applying the predecessors this partition owns; returns the others
+        (as :meth:`_apply` takes them) and how many frontier positions it un-moved."""
+        dtz = self.metric == "dtz"
+        desc, other, values = self.scheme.desc, 1 - stm, self.zval if dtz else self.val
+        first, second, self.cursor[stm] = V.frontier_in_blocks(values[stm], self.ply - 1, dtz, self.lo, BLOCK_SHIFT,
+                                                               self.hits_prev[stm], self.cursor[stm], budget)
+        # DTM: the frontier was lost at an even ply, won at an odd one; DTZ: lost, then won.
+        runs = ((first, True), (second, False)) if dtz else ((first, self.ply % 2 == 1),)
         remote = []
-        lost, won = V.zfrontier_of(self.zval[stm][lo - self.lo:hi - self.lo], self.ply - 1, lo)
-        for frontier, win in ((lost, True), (won, False)):
-            decided, away = K.retro_step(desc, stm, frontier, self.lo, self.hi, self.zval[other],
-                                         self.ply, win, True, self.first, self.span, self.hits[other])
+        for frontier, win in runs:
+            decided, away = K.retro_step(desc, stm, frontier, self.lo, self.hi, values[other], self.ply, win, dtz,
+                                         BLOCK_SHIFT, self.hits[other])
             self.decided += decided
-            remote.append(away if win else -away - 1)
-        return np.concatenate(remote)
+            remote.append(away if win or not dtz else -away - 1)
+        return (np.concatenate(remote) if dtz else remote[0]), len(first) + len(second)
 
     def expand(self, num_partitions: int) -> tuple[list[list[np.ndarray]], int]:
         """Un-move the next part of this partition's frontier, applying the predecessors it
@@ -392,14 +399,10 @@ class Partition:
                 self.decided += self._apply(1 - stm, preds[inside])
                 remote.append(preds[~inside])
                 self.ep_expanded[stm] = True
-            hits = self.hits_prev[stm]
-            while budget > 0 and self.cursor[stm] < len(hits):
-                i = self.cursor[stm]
-                self.cursor[stm] += 1
-                if not hits[i]:
-                    continue
-                budget -= int(hits[i])
-                remote.append(self._retro(stm, *self.scheme.slice_range(self.first + i)))
+            if budget > 0 and self.cursor[stm] < len(self.hits_prev[stm]):
+                preds, done = self._retro(stm, budget)
+                budget -= done
+                remote.append(preds)
             preds = np.concatenate(remote) if len(remote) > 1 else remote[0] if remote else empty
             if len(preds):
                 dest = self.owner[np.where(preds < 0, -preds - 1, preds) // self.span]
@@ -429,12 +432,10 @@ class Partition:
         for (stm, sl), hist in self.exit_plies.items():
             if ply < len(hist) and hist[ply]:
                 lo, hi = self.scheme.slice_range(sl)
-                if self.metric == "dtz":
-                    n = K.zsettle_exits(self.zval[stm][lo - self.lo:hi - self.lo], ply)
-                else:
-                    n = K.settle_exits(self.val[stm][lo - self.lo:hi - self.lo], ply)
-                self.hits[stm][sl - self.first] += n
-                decided += n
+                settle = K.zsettle_exits if self.metric == "dtz" else K.settle_exits
+                values = self.zval if self.metric == "dtz" else self.val
+                decided += settle(values[stm][lo - self.lo:hi - self.lo], ply, lo - self.lo, BLOCK_SHIFT,
+                                  self.hits[stm])
         self.hits_prev, self.hits = self.hits, [np.zeros_like(h) for h in self.hits_prev]
         self.cursor = [0, 0]
         self.decided = 0
@@ -474,10 +475,7 @@ class Partition:
         for ply, stm, arrays in _unpack("ep_due", st):
             self.ep_due.setdefault(ply, []).append((stm, *arrays))
         for stm in (0, 1):
-            for sl in self.slices:
-                lo, hi = self.scheme.slice_range(sl)
-                self.hits_prev[stm][sl - self.first] = V.count_decided_at(self.val[stm][lo - self.lo:hi - self.lo],
-                                                                          self.ply - 1)
+            V.count_frontier(self.val[stm], self.ply - 1, False, 0, BLOCK_SHIFT, self.hits_prev[stm])
 
     def order_costs(self, sample: list[int], dont_care: str) -> dict[tuple[int, tuple[int, ...]], int]:
         """For each side and storage order, the bytes of this partition's slices of

@@ -85,48 +85,82 @@ def decided_at(v, d):
     return (v & UNMARKED) == (DECIDED | np.uint16(d))
 
 
+@njit(cache=True, inline="always")
+def is_frontier(v, ply, dtz):
+    """Whether ``v`` was decided at ply ``ply`` (the frontier of ply ``ply + 1``): a DTM
+    code, or with ``dtz`` a DTZ code lost or won at distance ``ply``."""
+    if dtz:
+        return v == ZLOST | np.uint16(ply) or v == ZWON | np.uint16(ply)
+    return decided_at(v, ply)
+
+
 @njit(cache=True)
-def frontier_of(val, ply, lo):
-    """Indices (``lo`` + offset) of the positions of ``val`` decided at ``ply``."""
-    # One pass into room for all: the pages never written are never touched.
-    out = np.empty(val.shape[0], dtype=np.int64)
-    n = 0
+def count_frontier(val, ply, dtz, base, shift, hits):
+    """Add to ``hits`` the positions of ``val`` decided at ``ply`` (:func:`is_frontier`),
+    per block: ``val[j]`` counts in ``hits[(base + j) >> shift]``."""
     for j in range(val.shape[0]):
-        if decided_at(val[j], ply):
-            out[n] = lo + j
-            n += 1
-    return out[:n].copy()
+        if is_frontier(val[j], ply, dtz):
+            hits[(base + j) >> shift] += 1
 
 
 @njit(cache=True)
-def zfrontier_of(zval, e, lo):
-    """Indices (``lo`` + offset) of the positions of the DTZ codes ``zval`` lost at
-    distance ``e``, and of those won at ``e``."""
-    return _holding(zval, ZLOST | np.uint16(e), lo), _holding(zval, ZWON | np.uint16(e), lo)
+def frontier_in_blocks(val, ply, dtz, lo, shift, hits, start, budget):
+    """The frontier of ply ``ply + 1`` (positions of ``val``, indices from ``lo``, decided
+    at ``ply``) in the blocks of ``1 << shift`` positions from block ``start`` on, as far
+    as a block that brings the count past ``budget``; ``hits[b]`` is how many block ``b``
+    holds, and the others are never read. Returns the indices: DTM codes' all in one
+    array, DTZ codes' lost ones and won ones apart; and the block to go on from."""
+    stop = start
+    n = 0
+    while stop < hits.shape[0] and n < budget:
+        n += hits[stop]
+        stop += 1
+    first = np.empty(n, dtype=np.int64)
+    second = np.empty(n if dtz else 0, dtype=np.int64)
+    n1 = n2 = 0
+    for b in range(start, stop):
+        if not hits[b]:
+            continue
+        a = b << shift
+        block = val[a:a + (1 << shift)]
+        if dtz:
+            n1 = _gather(block, np.uint16(0xFFFF), ZLOST | np.uint16(ply), first, n1, lo + a)
+            n2 = _gather(block, np.uint16(0xFFFF), ZWON | np.uint16(ply), second, n2, lo + a)
+        elif hits[b] << 4 > block.shape[0]:  # dense: one pass that writes as it goes
+            n1 = _gather_dense(block, UNMARKED, DECIDED | np.uint16(ply), first, n1, lo + a)
+        else:
+            n1 = _gather(block, UNMARKED, DECIDED | np.uint16(ply), first, n1, lo + a)
+    return first[:n1], second[:n2], stop
 
 
 @njit(cache=True, inline="always")
-def _holding(val, code, lo):
-    # Counted first: a loop of one comparison vectorises; one that tells two codes apart
-    # and writes as it goes is twice as slow.
-    n = 0
-    for j in range(val.shape[0]):
-        if val[j] == code:
-            n += 1
-    out = np.empty(n, dtype=np.int64)
-    n = 0
-    for j in range(val.shape[0]):
-        if val[j] == code:
-            out[n] = lo + j
-            n += 1
-    return out
+def _gather(block, mask, code, out, n, base):
+    """Append to ``out`` from ``n`` on ``base + j`` for each ``block[j] & mask == code``;
+    returns the new ``n``. By runs of 64: counting a run vectorises (a loop over a view's
+    own range does, one over ``range(a, z)`` not), and most runs hold none."""
+    for c in range(0, block.shape[0], 64):
+        run = block[c:c + 64]
+        k = 0
+        for j in range(run.shape[0]):
+            k += (run[j] & mask) == code
+        if k:
+            if n + k > out.shape[0]:
+                raise ValueError("a block holds more of the frontier than its count")
+            for j in range(run.shape[0]):
+                if (run[j] & mask) == code:
+                    out[n] = base + c + j
+                    n += 1
+    return n
 
 
-@njit(cache=True)
-def count_decided_at(val, ply):
-    n = 0
-    for j in range(val.shape[0]):
-        if decided_at(val[j], ply):
+@njit(cache=True, inline="always")
+def _gather_dense(block, mask, code, out, n, base):
+    """:func:`_gather` in one pass, for a block where most runs hold some."""
+    for j in range(block.shape[0]):
+        if (block[j] & mask) == code:
+            if n == out.shape[0]:
+                raise ValueError("a block holds more of the frontier than its count")
+            out[n] = base + j
             n += 1
     return n
 
