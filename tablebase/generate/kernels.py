@@ -636,12 +636,12 @@ def zinit_from_dtm(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit_
     none), and no DTZ pass changes a DRAW code (no successor of a draw is lost, and a won
     one takes no way out of it): ``final``'s draws are DRAW at once. The others' ways out
     by piece moves are the DTM init's in-table moves less the pawn moves among them (with
-    pawns no two moves reach one index). Its exits are the captures and promotions: where no sub-table class is cursed
-    or blessed (``read_exits`` False) the code's summary of them says it all (a winning one
-    wins at distance 1, a drawing one draws, a losing one loses at 1), else they are
-    generated and their classes read. ``pawn_moves``: the side has pawns, whose moves that
-    stay in the table are generated (valued by ``them_cls``, an en-passant vertex by its
-    captures too). Returns how many zeroing moves reached a side not loaded (must be 0)."""
+    pawns no two moves reach one index). Its exits are the captures and promotions: where
+    no sub-table class is cursed or blessed (``read_exits`` False) the code's summary of
+    them says it all (a winning one wins at distance 1, a drawing one draws, a losing one
+    loses at 1), else they are generated and their classes read. ``pawn_moves``: the side
+    has pawns, whose moves that stay in the table are generated (valued by ``them_cls``,
+    an en-passant vertex by its captures too). Returns how many zeroing moves reached a side not loaded (must be 0)."""
     sq = np.empty(16, dtype=np.int64)
     tmp = np.empty(16, dtype=np.int64)
     sub_sq = np.empty(16, dtype=np.int64)
