@@ -64,6 +64,9 @@ DISK_BYTES_PER_POSITION = {2: 2.9, 3: 0.18, 4: 0.16, 5: 0.14}
 #: Seconds numba takes to compile the kernels once after an install or a change of the
 #: source (its cache then holds them); measured: KvK's first run, 32 s, and KQvK's, 69 s.
 COMPILE_SECONDS = 100.0
+#: The share of the job's estimated seconds for which the job's ETA trusts the plan as if
+#: it had been observed (replayed on the default job: within 2x of the truth throughout).
+PRIOR_SHARE = 0.25
 
 
 def _by_pieces(table: dict[int, float], pieces: int) -> float:
@@ -134,16 +137,18 @@ class Plan:
 
 class JobProgress:
     """Where a run stands against its :class:`Plan`: tables done of all, positions in the
-    tables done of all, and the time left. That is the plan's estimate until a table is
-    done, then the time since the first one finished over the share of the plan's
-    estimated seconds done since: an estimate off by a constant factor still gives the
-    right ETA, and the kernels' compilation, which the first table pays, does not count.
+    tables done of all, and the time left: the plan's estimate, scaled by the time taken
+    over the plan's estimated seconds for the work done since the first table finished
+    (the kernels' compilation, which the first tables pay, is mostly before). The plan
+    counts as if it had been seen for a quarter of the job (``PRIOR_SHARE``), so that a
+    few small tables that still pay a compilation do not turn a 5-minute job's ETA into
+    hours; an estimate off by a constant factor still converges to the right ETA.
 
     >>> from tablebase.config import JobConfig
     >>> job = JobProgress(plan_job(JobConfig(materials=["KRvK"], workers=2, out="/nonexistent")))
     >>> job.table_done("KvK", now=4.0)
     >>> job.text("KRvK", 0.5, now=10.0)
-    'job: 1 of 2 tables, 924 of 60,060 positions, ETA 6 s'
+    'job: 1 of 2 tables, 924 of 60,060 positions, ETA 3 s'
     """
 
     def __init__(self, plan: Plan):
@@ -170,8 +175,9 @@ class JobProgress:
                 f"{sum(t.positions for t in self.tables.values()):,} positions")
         if len(self.done) < len(self.tables):
             left = max(0.0, self.total_seconds - done_seconds)  # a float sum can fall short of the total
-            if self.first_done is not None and done_seconds > self.first_done[1] and now > self.first_done[0]:
-                left *= (now - self.first_done[0]) / (done_seconds - self.first_done[1])
+            prior = PRIOR_SHARE * self.total_seconds
+            if self.first_done is not None and done_seconds - self.first_done[1] + prior > 0:
+                left *= (max(0.0, now - self.first_done[0]) + prior) / (done_seconds - self.first_done[1] + prior)
             line += f", ETA {_duration(left)}"
         return line
 

@@ -97,13 +97,36 @@ def test_job_eta_leaves_out_the_first_tables_compilation():
     """The first table pays the kernels' compilation: the ETA scales the plan's estimate by
     the rate measured after it, not by the time since the start (which said 225 h for a
     10-minute job), and before any table is done it is the plan's own estimate."""
-    from tablebase.plan import JobProgress, plan_job
+    from tablebase.plan import PRIOR_SHARE, JobProgress, plan_job
     plan = plan_job(JobConfig(materials=["KQvKR"], workers=2, out="/nonexistent"))
     seconds = {t.material: t.seconds for t in plan.tables}
+    total = sum(seconds.values())
     job = JobProgress(plan)
-    assert f"ETA {sum(seconds.values()):.0f} s" in job.text(now=0.0)
+    assert f"ETA {total:.0f} s" in job.text(now=0.0)
     job.table_done("KvK", now=1000.0)  # a thousand seconds of compilation
-    rest = sum(seconds.values()) - seconds["KvK"]
     job.table_done("KQvK", now=1000.0 + 2 * seconds["KQvK"])  # then twice the estimate
     eta = job.text(now=1000.0 + 2 * seconds["KQvK"]).rsplit("ETA ", 1)[1]
-    assert eta == f"{2 * (rest - seconds['KQvK']):.0f} s"
+    prior = PRIOR_SHARE * total
+    rate = (2 * seconds["KQvK"] + prior) / (seconds["KQvK"] + prior)
+    assert eta == f"{(total - seconds['KvK'] - seconds['KQvK']) * rate:.0f} s"
+
+
+def test_job_eta_stays_near_the_truth_through_a_replayed_job():
+    """A replay of the default job as a fresh install ran it: the first two tables pay a
+    minute of compilation each (the second worker compiles too), then every table takes
+    1.5x the plan's estimate. The ETA after every table stays within 2.5x of the time
+    actually left; it said 29 h after the second table of a 5-minute job when it trusted
+    only the time since the first table."""
+    from tablebase.plan import JobProgress, plan_job
+    plan = plan_job(JobConfig(pieces=[3, 4], workers=2, out="/nonexistent"))
+    ends, now = [], 0.0
+    for i, table in enumerate(plan.tables):
+        now += 1.5 * table.seconds + (60.0 if i < 2 else 0.0)
+        ends.append(now)
+    job = JobProgress(plan)
+    unit = {"s": 1, "min": 60, "h": 3600}
+    for table, end in zip(plan.tables[:-1], ends):
+        job.table_done(table.material, now=end)
+        value, name = job.text(now=end).rsplit("ETA ", 1)[1].split()
+        eta, truth = float(value) * unit[name], ends[-1] - end
+        assert truth / 2.5 <= eta <= 2.5 * truth, (table.material, eta, truth)
