@@ -34,10 +34,11 @@ DEFAULT_CONFIG = Path("configs/default.toml")
 
 
 class ProgressDisplay:
-    """Progress of the passes (table, ply, positions resolved, rate): one live line on a
-    terminal, a line every ``every`` seconds in a log; a summary line per finished table.
-    With ``job``, the ply lines end with, and each table's line is followed by, where the
-    whole run stands (tables, positions, ETA)."""
+    """Progress of a table (a :class:`~tablebase.generate.pipeline.Progress`: the ply, the
+    positions resolved and the rate during the passes, the slices or shards done during the
+    other stages): one live line on a terminal, a line every ``every`` seconds in a log; a
+    summary line per finished table. With ``job``, the progress lines end with, and each
+    table's line is followed by, where the whole run stands (tables, positions, ETA)."""
 
     def __init__(self, stream=None, every: float = 10.0, job: "JobProgress | None" = None):
         self.stream = stream or sys.stderr
@@ -47,15 +48,26 @@ class ProgressDisplay:
         self.job = job
 
     def ply(self, key: str, ply: int, decided: int, total: int, legal: int, seconds: float) -> None:
+        if self._due():
+            rate = total / seconds if seconds > 0 else 0.0
+            self._show(key, f"ply {ply:4d}  +{decided:<10,d} resolved {total:>13,d} of {legal:,d}  "
+                            f"{rate / 1e6:6.2f} M/s", total / legal if legal else 0.0)
+
+    def stage(self, key: str, text: str) -> None:
+        if self._due():
+            self._show(key, text, 0.0)
+
+    def _due(self) -> bool:
         now = time.perf_counter()
         if not self.live and now - self.last < self.every:
-            return
+            return False
         self.last = now
-        rate = total / seconds if seconds > 0 else 0.0
-        line = (f"{key:10} ply {ply:4d}  +{decided:<10,d} resolved {total:>13,d} of {legal:,d}"
-                f"  {rate / 1e6:6.2f} M/s")
+        return True
+
+    def _show(self, key: str, text: str, fraction: float) -> None:
+        line = f"{key:10} {text}"
         if self.job is not None:
-            line += f"  ({self.job.text(key, total / legal if legal else 0.0)})"
+            line += f"  ({self.job.text(key, fraction)})"
         self.stream.write(f"\r{line} " if self.live else line + "\n")
         self.stream.flush()
 
@@ -161,7 +173,7 @@ def cmd_generate(args) -> int:
 def _run_generate(cfg: JobConfig, display: ProgressDisplay) -> list:
     if cfg.executor == "local":
         from .generate.pipeline import generate
-        return generate(cfg.tables(), cfg.out, progress=display.ply, on_table=display.table, config=cfg.as_dict(),
+        return generate(cfg.tables(), cfg.out, progress=display, on_table=display.table, config=cfg.as_dict(),
                         checkpoint_seconds=cfg.checkpoint_seconds, dtz=cfg.dtz)
     import ray
 
@@ -173,7 +185,7 @@ def _run_generate(cfg: JobConfig, display: ProgressDisplay) -> list:
         ray.init(address="local", num_cpus=cfg.cpus(), include_dashboard=False, log_to_driver=True)
     try:
         workers = cfg.workers or int(ray.cluster_resources().get("CPU", 1))
-        return generate_on_ray(cfg.tables(), cfg.out, workers=workers, progress=display.ply, on_table=display.table,
+        return generate_on_ray(cfg.tables(), cfg.out, workers=workers, progress=display, on_table=display.table,
                                config=cfg.as_dict(), split_above=cfg.split_above,
                                checkpoint_seconds=cfg.checkpoint_seconds, dtz=cfg.dtz)
     finally:

@@ -48,11 +48,24 @@ class Stop(Exception):
     pass
 
 
-def stop_at(ply: int):
-    def progress(key, p, *_):
-        if p == ply:
-            raise Stop(key)
-    return progress
+class AtPly:
+    """A :class:`~tablebase.generate.pipeline.Progress` that calls ``then(key)`` after ply ``ply``."""
+
+    def __init__(self, ply: int, then):
+        self.at, self.then = ply, then
+
+    def ply(self, key, ply, *_):
+        if ply == self.at:
+            self.then(key)
+
+    def stage(self, key, text):
+        pass
+
+
+def stop_at(ply: int) -> AtPly:
+    def stop(key):
+        raise Stop(key)
+    return AtPly(ply, stop)
 
 
 @pytest.mark.parametrize("key, partitions, stop", [("KPvKP", 2, 9), ("KQvKR", 3, 12), ("KBNvK", 1, 30)])
@@ -107,15 +120,76 @@ def test_a_killed_actor_is_replaced_and_the_table_finishes(tables_34, ray_local,
     folder = with_subtables(tables_34, tmp_path, key)
     killed = []
 
-    def kill_partition_1(k, ply, *_):
-        if k == key and ply == 8 and not killed:
+    def kill_partition_1(k):
+        if k == key and not killed:
             _, pid = ray.get(ray.get_actor(f"{key}/partition-1").where.remote())
             killed.append(pid)
             threading.Timer(0.05, os.kill, (pid, signal.SIGKILL)).start()  # during the next superstep
 
-    (stats,) = [s for s in generate_on_ray([key], folder, workers=2, split_above=0, progress=kill_partition_1,
+    (stats,) = [s for s in generate_on_ray([key], folder, workers=2, split_above=0, progress=AtPly(8, kill_partition_1),
                                            checkpoint_seconds=checkpoint_seconds) if s.material == key]
     assert killed and stats.restarts == 1
+    assert_same_shards(folder, tables_34, key)
+
+
+class Recorder:
+    """A :class:`~tablebase.generate.pipeline.Progress` that keeps every stage line and
+    calls ``then(text)`` after each."""
+
+    def __init__(self, then=None):
+        self.lines, self.then = [], then
+
+    def ply(self, key, ply, *_):
+        pass
+
+    def stage(self, key, text):
+        self.lines.append(text)
+        if self.then is not None:
+            self.then(text)
+
+    def last(self, stage: str) -> str:
+        return [line for line in self.lines if line.startswith(stage + ":")][-1]
+
+
+def test_stages_outside_the_passes_show_their_slices(tables_34, tmp_path):
+    """Init, the DTZ classes and inits, the DTZ plies and the writing each say where they
+    stand, slice by slice (shard by shard), every partition's counted once."""
+    key = "KRvKP"
+    folder = with_subtables(tables_34, tmp_path, key)
+    recorder = Recorder()
+    generate_table(folder, key, num_partitions=3, progress=recorder)
+    both_sides = 2 * IndexScheme.of(key).num_slices
+    for stage, unit in [("init", "slices"), ("DTZ classes", "slices"), ("DTZ pass 1 init", "slices"),
+                        ("writing", "shards")]:
+        assert recorder.last(stage) == f"{stage}: {both_sides:,} of {both_sides:,} {unit}"
+    assert len([line for line in recorder.lines if line.startswith("init:")]) == both_sides
+    assert any(line.startswith("DTZ pass 1, ply 2: ") for line in recorder.lines)
+    assert len(read_manifest(folder / key).shards) == both_sides
+
+
+def test_an_actor_killed_during_init_is_replaced_and_the_table_finishes(tables_34, ray_local, tmp_path):
+    """Ray streams each actor's init slice by slice to the driver (a Ray generator); an
+    actor killed meanwhile is restarted, the table starts over and writes the undisturbed
+    shards, and the driver's lines count every slice of both sides."""
+    import ray
+    from tablebase.distributed import generate_on_ray
+    key = "KQvKR"
+    folder = with_subtables(tables_34, tmp_path, key)
+    killed = []
+
+    def kill_partition_1(text):
+        if text.startswith("init: 1 of") and not killed:
+            _, pid = ray.get(ray.get_actor(f"{key}/partition-1").where.remote())
+            killed.append(pid)
+            os.kill(pid, signal.SIGKILL)
+
+    recorder = Recorder(kill_partition_1)
+    (stats,) = [s for s in generate_on_ray([key], folder, workers=2, split_above=0, progress=recorder)
+                if s.material == key]
+    assert killed and stats.restarts == 1
+    both_sides = 2 * IndexScheme.of(key).num_slices
+    assert recorder.last("init") == f"init: {both_sides:,} of {both_sides:,} slices"
+    assert recorder.last("writing") == f"writing: {both_sides:,} of {both_sides:,} shards"
     assert_same_shards(folder, tables_34, key)
 
 

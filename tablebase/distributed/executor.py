@@ -20,8 +20,8 @@ from ray.exceptions import ActorDiedError, RayActorError, RayError
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
 from ..generate.exact import load_subtable_classes, load_subtables
-from ..generate.pipeline import (PartitionLost, Progress, TableClasses, TableStats, generate_table, init_order,
-                                 skipped_stats)
+from ..generate.pipeline import (PartitionLost, Progress, TableClasses, TableStats, Tick, generate_table,
+                                 init_order, skipped_stats)
 from ..generate.partition import (SPLIT_ABOVE, GenerationError, Partition, partition_bounds, partition_memory,
                                 table_memory)
 from ..store.checkpoint import StateFile, read_state, write_state
@@ -29,6 +29,9 @@ from ..store import Coding, ShardInfo, table_complete
 
 #: How often Ray restarts a dead partition actor.
 ACTOR_RESTARTS = 3
+
+#: Seconds the driver waits for a stage's next step before it shows where the stage stands.
+TICK_SECONDS = 0.5
 
 
 class _PartitionActor(Partition):
@@ -137,25 +140,50 @@ class RayPartitions:
     def peak_memory(self) -> list[int]:
         return self._get([a.peak_memory.remote() for a in self.actors])
 
-    def init(self, dtz: bool = True) -> list[dict]:
+    def _stream(self, calls: list, tick: Tick | None) -> list:
+        """The results of a stage's calls, one per actor, in the actors' order. Each call is
+        a Ray generator (:data:`~tablebase.generate.partition.Steps`): its steps reach
+        the driver as they are done, and ``tick`` hears of them, and at least every
+        :data:`TICK_SECONDS` while the driver waits."""
+        results = [None] * len(calls)
+        where = {id(call): i for i, call in enumerate(calls)}
+        pending = list(calls)
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1, timeout=TICK_SECONDS)
+            steps = 0
+            for call in ready:
+                try:
+                    item = self._get(next(call))
+                except StopIteration:
+                    continue
+                pending.append(call)
+                if item is None:
+                    steps += 1
+                else:
+                    results[where[id(call)]] = item
+            if tick is not None:
+                tick(steps)
+        return results
+
+    def init(self, dtz: bool = True, tick: Tick | None = None) -> list[dict]:
         """Each side in turn: the driver reads the sub-table values that side's exits reach
         and puts them in the object store once, for every actor of the node to share."""
         stats = []
         for stm in init_order(self.key):
             subtables = ray.put(load_subtables(self.out, self.key, stm))
-            stats += self._get([a.init.remote(stm, subtables, dtz) for a in self.actors])
+            stats += self._stream([a.init.remote(stm, subtables, dtz) for a in self.actors], tick)
             del subtables
         return stats
 
-    def dtz_classes(self, stm: int) -> list[list[bytes]]:
-        return self._get([a.dtz_classes.remote(stm) for a in self.actors])
+    def dtz_classes(self, stm: int, tick: Tick | None = None) -> list[list[bytes]]:
+        return self._stream([a.dtz_classes.remote(stm) for a in self.actors], tick)
 
-    def dtz_init(self, classes: TableClasses) -> None:
+    def dtz_init(self, classes: TableClasses, tick: Tick | None = None) -> None:
         """As :meth:`init`: the table's classes and the sub-tables' put in the object store once."""
         for stm in init_order(self.key):
             subclasses = ray.put(load_subtable_classes(self.out, self.key, stm))
             them = ray.put(classes.reached_by(stm))
-            self._get([a.dtz_init.remote(stm, subclasses, them) for a in self.actors])
+            self._stream([a.dtz_init.remote(stm, subclasses, them) for a in self.actors], tick)
             del subclasses, them
 
     def superstep(self, ply: int) -> int:
@@ -181,8 +209,9 @@ class RayPartitions:
     def order_costs(self, sample: list[int], dont_care: str) -> list[dict]:
         return self._get([a.order_costs.remote(sample, dont_care) for a in self.actors])
 
-    def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]:
-        return [i for part in self._get([a.finish.remote(folder, orders, coding) for a in self.actors]) for i in part]
+    def finish(self, folder: Path | None, orders: tuple, coding: Coding, tick: Tick | None = None) -> list[ShardInfo]:
+        return [i for part in self._stream([a.finish.remote(folder, orders, coding) for a in self.actors], tick)
+                for i in part]
 
     def close(self) -> None:
         """End the actors now, so that the next table has their memory."""

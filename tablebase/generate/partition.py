@@ -15,7 +15,7 @@ from __future__ import annotations
 import resource
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -114,6 +114,22 @@ PACKING = pa.Codec("zstd", compression_level=1)
 #: Version of :meth:`Partition.state`: a checkpoint of another version is not resumed.
 STATE_FORMAT = 4
 
+T = TypeVar("T")
+#: A stage of a partition that works slice by slice, as a generator: it yields ``None``
+#: after each slice (or shard), so that a caller can show progress, and its result last.
+#: Ray streams an actor's yields to the driver as they come (a Ray generator).
+Steps = Iterator[T | None]
+
+
+def result_of(steps: Steps[T], tick: Callable[[int], None] | None = None) -> T:
+    """Run a stage's steps to the end, calling ``tick(1)`` after each: its result."""
+    for item in steps:
+        if item is not None:
+            return item
+        if tick is not None:
+            tick(1)
+    raise AssertionError("a stage ended without its result")
+
 
 class Partition:
     """The values of a run of slices ``[first, stop)`` of one table (both sides to move),
@@ -172,12 +188,13 @@ class Partition:
         # init derives without generating a piece move (kernels.zinit_from_dtm).
         self.init_packed: list[dict[int, bytes]] = [{}, {}]
 
-    def init(self, stm: int, subtables: SubtableValues, dtz: bool = True) -> dict:
+    def init(self, stm: int, subtables: SubtableValues, dtz: bool = True) -> Steps[dict]:
         """Classify every position of side to move ``stm`` and read its exits from
         ``subtables`` (which need only the sides this one's exits reach: see
         :meth:`ExitMap.sides_reached`); checkmates form the ply-0 frontier. Call it for
         both sides, each side's values taking their memory only then; the first call
-        forgets any earlier state. ``dtz``: the DTZ passes will follow."""
+        forgets any earlier state. ``dtz``: the DTZ passes will follow. Steps a slice at
+        a time (:data:`Steps`); the result counts legal positions and mates."""
         if self.ply or self.inited[stm]:
             self._reset()
         e, s = self.exits, subtables
@@ -206,20 +223,22 @@ class Partition:
                 self.exit_plies[stm, sl] = np.bincount(plies[plies > 0])
             V.count_frontier(val, 0, False, lo - self.lo, BLOCK_SHIFT, self.hits_prev[stm])
             legal += int(np.count_nonzero(val != V.ILLEGAL))
+            yield None
         if self._has_en_passant():
             self._init_en_passant(stm, subtables)
         self.inited[stm] = True
         if all(self.inited):
             self.ply = 1
-        return {"legal": legal, "mates": int(self.hits_prev[stm].sum())}
+        yield {"legal": legal, "mates": int(self.hits_prev[stm].sum())}
 
     # -- the DTZ passes ---------------------------------------------------------------
 
-    def dtz_classes(self, stm: int) -> list[bytes]:
+    def dtz_classes(self, stm: int) -> Steps[list[bytes]]:
         """The classes (int8) of this partition's slices of side to move ``stm``, each
         slice's zstd-compressed: before the first DTZ pass those its DTM values give (every
         decided position within the rule), after one those the pass found. The DTM values
-        are packed first: their memory is free before a DTZ init loads anything."""
+        are packed first: their memory is free before a DTZ init loads anything. Steps a
+        slice at a time."""
         if self.packed is None:
             self._pack_dtm()
         out = []
@@ -229,14 +248,15 @@ class Partition:
             cls = (V.class_of_finished(self._dtm_slice(stm, sl)) if self.metric == "dtm"
                    else V.class_of_stored_dtz(V.dtz_stored(self.zval[stm][a:b])))
             out.append(PACKING.compress(cls).to_pybytes())
-        return out
+            yield None
+        yield out
 
-    def dtz_init(self, stm: int, subclasses: SubtableValues, them_classes: np.ndarray) -> dict:
+    def dtz_init(self, stm: int, subclasses: SubtableValues, them_classes: np.ndarray) -> Steps[dict]:
         """First stage of a DTZ pass for side to move ``stm``: ``subclasses`` holds the
         sub-tables' classes (both sides of those a capture or an en-passant capture
         reaches), ``them_classes`` this table's for the other side to move (the whole index:
         its pawn moves can reach any slice). Call it for both sides; a pass after another
-        starts afresh."""
+        starts afresh. Steps a slice at a time."""
         if self.packed is None:
             self._pack_dtm()
         if self.metric == "dtm" or all(self.inited):
@@ -281,10 +301,11 @@ class Partition:
             if plies.any():
                 self.exit_plies[stm, sl] = np.bincount(plies[plies > 0])
             V.count_frontier(z, 0, True, lo - self.lo, BLOCK_SHIFT, self.hits_prev[stm])
+            yield None
         self.inited[stm] = True
         if all(self.inited):
             self.ply = 1
-        return {"mates": int(self.hits_prev[stm].sum())}
+        yield {"mates": int(self.hits_prev[stm].sum())}
 
     def _pack_dtm(self) -> None:
         """Finish the DTM values and keep them compressed per slice until the shards."""
@@ -501,9 +522,10 @@ class Partition:
         for z in self.zval:
             V.zfinalize(z)
 
-    def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]:
+    def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> Steps[list[ShardInfo]]:
         """Turn undecided positions into draws; write one shard per (side, slice), side
-        ``stm`` in ``orders[stm]``, when ``folder`` is given (after the DTZ passes, if any)."""
+        ``stm`` in ``orders[stm]``, when ``folder`` is given (after the DTZ passes, if any).
+        Steps a shard at a time."""
         self._finalize()
         self.init_packed = [{}, {}]
         infos = []
@@ -514,7 +536,8 @@ class Partition:
                     zval = self.zval[stm][lo - self.lo:hi - self.lo] if len(self.zval[stm]) else None
                     infos.append(write_shard(folder, self.scheme.material.key, stm, sl, self._dtm_slice(stm, sl),
                                              zval, orders[stm], coding))
-        return infos
+                    yield None
+        yield infos
 
     def peak_memory(self) -> int:
         """Peak resident memory of this process so far, in bytes (Linux reports KiB)."""

@@ -29,12 +29,24 @@ from ..store import (DEFAULT_CODING, Coding, ShardInfo, TableManifest, read_mani
 from ..store.layout import candidate_orders, natural_order, order_sample
 from ..store.manifest import METRICS, METRICS_WITHOUT_DTZ
 from .exact import load_subtable_classes, load_subtables
-from .partition import PACKING, GenerationError, Partition, partition_bounds, subtable_reads
+from .partition import PACKING, GenerationError, Partition, partition_bounds, result_of, subtable_reads
 
 log = logging.getLogger(__name__)
 
-#: progress(material, ply, decided at this ply, decided so far, legal positions, seconds)
-Progress = Callable[[str, int, int, int, int, float], None]
+
+class Progress(Protocol):
+    """Where the generation of a table stands, as the driver sees it (the CLI prints it)."""
+
+    def ply(self, material: str, ply: int, decided: int, total: int, legal: int, seconds: float) -> None:
+        """After a ply of the DTM passes: decided at this ply, decided so far, of the legal positions."""
+
+    def stage(self, material: str, text: str) -> None:
+        """During the other stages (init, the DTZ passes, writing): ``text`` says where."""
+
+
+#: tick(steps): that many more slices (or shards) of a stage are done; 0: none, but the
+#: caller may show where it stands (Ray's driver calls it while it waits).
+Tick = Callable[[int], None]
 
 #: How often a table is rolled back and resumed after losing a partition before giving up.
 MAX_RESTARTS = 3
@@ -53,7 +65,7 @@ class Partitions(Protocol):
 
     def peak_memory(self) -> list[int]: ...
 
-    def init(self, dtz: bool = True) -> list[dict]: ...
+    def init(self, dtz: bool = True, tick: Tick | None = None) -> list[dict]: ...
 
     def superstep(self, ply: int) -> int: ...
 
@@ -65,11 +77,11 @@ class Partitions(Protocol):
 
     def order_costs(self, sample: list[int], dont_care: str) -> list[dict]: ...
 
-    def dtz_classes(self, stm: int) -> list[list[bytes]]: ...
+    def dtz_classes(self, stm: int, tick: Tick | None = None) -> list[list[bytes]]: ...
 
-    def dtz_init(self, classes: "TableClasses") -> None: ...
+    def dtz_init(self, classes: "TableClasses", tick: Tick | None = None) -> None: ...
 
-    def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]: ...
+    def finish(self, folder: Path | None, orders: tuple, coding: Coding, tick: Tick | None = None) -> list[ShardInfo]: ...
 
     def close(self) -> None: ...
 
@@ -91,23 +103,23 @@ class LocalPartitions:
     def peak_memory(self) -> list[int]:
         return [self.parts[0].peak_memory()]
 
-    def init(self, dtz: bool = True) -> list[dict]:
+    def init(self, dtz: bool = True, tick: Tick | None = None) -> list[dict]:
         stats = []
         for stm in init_order(self.key):
             subtables = load_subtables(self.out, self.key, stm)
-            stats += [p.init(stm, subtables, dtz) for p in self.parts]
+            stats += [result_of(p.init(stm, subtables, dtz), tick) for p in self.parts]
             del subtables  # before the other side's values take their memory
         return stats
 
-    def dtz_classes(self, stm: int) -> list[list[bytes]]:
-        return [p.dtz_classes(stm) for p in self.parts]
+    def dtz_classes(self, stm: int, tick: Tick | None = None) -> list[list[bytes]]:
+        return [result_of(p.dtz_classes(stm), tick) for p in self.parts]
 
-    def dtz_init(self, classes: "TableClasses") -> None:
+    def dtz_init(self, classes: "TableClasses", tick: Tick | None = None) -> None:
         for stm in init_order(self.key):
             subclasses = load_subtable_classes(self.out, self.key, stm)
             them = classes.reached_by(stm)
             for p in self.parts:
-                p.dtz_init(stm, subclasses, them)
+                result_of(p.dtz_init(stm, subclasses, them), tick)
             del subclasses, them
 
     def superstep(self, ply: int) -> int:
@@ -137,8 +149,8 @@ class LocalPartitions:
     def order_costs(self, sample: list[int], dont_care: str) -> list[dict]:
         return [p.order_costs(sample, dont_care) for p in self.parts]
 
-    def finish(self, folder: Path | None, orders: tuple, coding: Coding) -> list[ShardInfo]:
-        return [info for p in self.parts for info in p.finish(folder, orders, coding)]
+    def finish(self, folder: Path | None, orders: tuple, coding: Coding, tick: Tick | None = None) -> list[ShardInfo]:
+        return [info for p in self.parts for info in result_of(p.finish(folder, orders, coding), tick)]
 
     def close(self) -> None:
         pass
@@ -203,7 +215,7 @@ def run_passes(key: str, parts: Partitions, progress: Progress | None = None, *,
     t0 = time.perf_counter()
     cp = _resume(key, parts, checkpoints) if checkpoints is not None else None
     if cp is None:
-        legal = sum(s["legal"] for s in parts.init(dtz))
+        legal = sum(s["legal"] for s in parts.init(dtz, stage_ticker(progress, key, "init", "slices")))
         ply = total = 0
     else:
         legal, ply, total = cp.legal, cp.ply, cp.decided
@@ -215,7 +227,7 @@ def run_passes(key: str, parts: Partitions, progress: Progress | None = None, *,
     def after_ply(ply: int, decided: int, total: int) -> None:
         nonlocal last_save
         if progress is not None:
-            progress(key, ply, decided, total, legal, time.perf_counter() - t0)
+            progress.ply(key, ply, decided, total, legal, time.perf_counter() - t0)
         if checkpoints is not None and time.perf_counter() - last_save >= checkpoint_seconds:
             states = parts.save(checkpoints, ply)
             write_checkpoint(checkpoints, Checkpoint(key, ply, list(parts.bounds), states, legal, total))
@@ -224,6 +236,21 @@ def run_passes(key: str, parts: Partitions, progress: Progress | None = None, *,
     stats.plies = sweep(parts, ply, total, after_ply)
     stats.pass_seconds = time.perf_counter() - t1
     return stats
+
+
+def stage_ticker(progress: Progress | None, key: str, what: str, unit: str) -> Tick | None:
+    """A :data:`Tick` that shows stage ``what`` of table ``key`` as done of all ``unit``
+    (slices of both sides or shards: the index's slices twice)."""
+    if progress is None:
+        return None
+    total = 2 * IndexScheme.of(key).num_slices
+    done = 0
+
+    def tick(steps: int) -> None:
+        nonlocal done
+        done += steps
+        progress.stage(key, f"{what}: {done:,} of {total:,} {unit}")
+    return tick
 
 
 def sweep(parts: Partitions, ply: int = 0, total: int = 0,
@@ -251,9 +278,10 @@ class TableClasses:
     key: str
 
     @classmethod
-    def of(cls, parts: Partitions, key: str) -> "TableClasses":
+    def of(cls, parts: Partitions, key: str, tick: Tick | None = None) -> "TableClasses":
         """The partitions' classes, slices in index order."""
-        return cls(tuple(tuple(chunk for part in parts.dtz_classes(stm) for chunk in part) for stm in (0, 1)), key)
+        return cls(tuple(tuple(chunk for part in parts.dtz_classes(stm, tick) for chunk in part) for stm in (0, 1)),
+                   key)
 
     @classmethod
     def none(cls) -> "TableClasses":
@@ -279,24 +307,29 @@ class TableClasses:
         return out
 
 
-def run_dtz(key: str, parts: Partitions) -> tuple[int, int]:
+def run_dtz(key: str, parts: Partitions, progress: Progress | None = None) -> tuple[int, int]:
     """The DTZ50'' passes (after the DTM passes, over the same partitions). A pawn move's
     value is the class of the position it reaches in this table: the first pass assumes
     the DTM values' (every win and loss within the rule), and a pass runs again with the
     classes the last one found until they are the ones it assumed; pawn moves only go
     forward, so that takes one pass more than the longest chain of pawn moves on which a
     cursed win or blessed loss changes a class. Returns the passes and the last one's plies."""
-    scheme = IndexScheme.of(key)
-    pawnful = scheme.material.has_pawns
-    classes = TableClasses.of(parts, key) if pawnful else TableClasses.none()
+    pawnful = IndexScheme.of(key).material.has_pawns
+    classes = (TableClasses.of(parts, key, stage_ticker(progress, key, "DTZ classes", "slices")) if pawnful
+               else TableClasses.none())
     passes = 0
+
+    def after_ply(ply: int, decided: int, total: int) -> None:
+        if progress is not None:
+            progress.stage(key, f"DTZ pass {passes}, ply {ply}: {total:,} resolved")
+
     while True:
         passes += 1
-        parts.dtz_init(classes)
-        plies = sweep(parts)
+        parts.dtz_init(classes, stage_ticker(progress, key, f"DTZ pass {passes} init", "slices"))
+        plies = sweep(parts, after_ply=after_ply)
         if not pawnful:
             return passes, plies
-        found = TableClasses.of(parts, key)
+        found = TableClasses.of(parts, key, stage_ticker(progress, key, f"DTZ pass {passes} classes", "slices"))
         if found == classes:
             return passes, plies
         log.info("%s: DTZ pass %d changed classes; again", key, passes)
@@ -334,9 +367,10 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
             orders = choose_orders(key, parts, coding)
             if dtz:
                 t = time.perf_counter()
-                stats.dtz_passes, stats.dtz_plies = run_dtz(key, parts)
+                stats.dtz_passes, stats.dtz_plies = run_dtz(key, parts, progress)
                 stats.dtz_seconds = time.perf_counter() - t
-            infos = parts.finish(folder, orders, coding)
+            infos = parts.finish(folder, orders, coding,
+                                 stage_ticker(progress, key, "writing", "shards") if folder is not None else None)
             stats.worker_peak_bytes = max(parts.peak_memory())
         except PartitionLost as e:
             restarts += 1
