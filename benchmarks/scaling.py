@@ -6,8 +6,10 @@ For each core count n, a fresh process pinned to n cores (CPU affinity, inherite
 Ray instance it starts, so a run cannot borrow idle cores) generates the table (default
 KQRvKR) from scratch with ``workers=n``, its sub-tables already present (generated first,
 not timed). Prints wall seconds end to end and for the backward passes alone, the
-speedup over 1 core measured in the same run, the largest peak RSS of a worker, and checks
-that every run wrote byte-identical shards (same sha256 for every shard).
+speedup over 1 core measured in the same run, the largest peak RSS of a worker, the bytes
+of predecessors routed between partitions (through Ray's object store: between nodes on a
+cluster) in all and at the ply that routed most, and checks that every run wrote
+byte-identical shards (same sha256 for every shard).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ ray.init(address="local", num_cpus=n, include_dashboard=False, log_to_driver=Fal
 t = time.perf_counter()
 stats = [s for s in generate_on_ray([key], out, workers=n, split_above=0) if s.material == key][0]
 print(json.dumps({"wall": time.perf_counter() - t, "passes": stats.pass_seconds,
-                  "peak": stats.worker_peak_bytes, "partitions": stats.partitions}))
+                  "peak": stats.worker_peak_bytes, "partitions": stats.partitions,
+                  "routed": stats.routed_bytes, "routed_ply": stats.routed_ply_bytes}))
 """
 
 
@@ -58,7 +61,7 @@ def main() -> None:
     ray.shutdown()
 
     print(f"{key}: {'cores':>5} {'partitions':>10} {'end-to-end s':>12} {'passes s':>9} {'speedup':>8} "
-          f"{'passes speedup':>15} {'peak GB/worker':>15}")
+          f"{'passes speedup':>15} {'peak GB/worker':>15} {'routed MB':>10} {'MB at worst ply':>16}")
     base = shards = None
     for n in range(1, args.max_workers + 1):
         shutil.rmtree(out / key, ignore_errors=True)
@@ -71,7 +74,8 @@ def main() -> None:
             raise SystemExit(f"{n} cores wrote different shards than 1 core")
         shards = hashes
         print(f"{'':{len(key) + 1}} {n:5d} {r['partitions']:10d} {r['wall']:12.1f} {r['passes']:9.1f} "
-              f"{base['wall'] / r['wall']:7.2f}x {base['passes'] / r['passes']:14.2f}x {r['peak'] / 1e9:15.2f}",
+              f"{base['wall'] / r['wall']:7.2f}x {base['passes'] / r['passes']:14.2f}x {r['peak'] / 1e9:15.2f} "
+              f"{r['routed'] / 1e6:10.1f} {r['routed_ply'] / 1e6:16.1f}",
               flush=True)
     print("shards byte-identical for every core count")
 

@@ -82,6 +82,8 @@ class ProgressDisplay:
             if stats.partitions > 1:
                 what += f", {stats.partitions} partitions on {stats.nodes} node{'s' * (stats.nodes > 1)}"
             what += f", peak {stats.worker_peak_bytes / 1e9:.2f} GB per worker"
+            if stats.nodes > 1:
+                what += f", {stats.node_peak_bytes / 1e9:.2f} GB per node"
             if stats.resumed_from:
                 what += f", resumed from ply {stats.resumed_from}"
             if stats.restarts:

@@ -19,7 +19,7 @@ import pytest
 from tablebase.distributed.executor import PARTITIONS_PER_WORKER
 from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.material import dependency_order
-from tablebase.generate.pipeline import LocalPartitions, generate_table, run_passes
+from tablebase.generate.pipeline import LocalPartitions, generate_table, peaks, routed, run_passes
 from tablebase.store.checkpoint import checkpoint_folder, read_checkpoint
 from tablebase.generate.exact import load_table
 from tablebase.generate.partition import WORKER_BYTES
@@ -167,6 +167,22 @@ def test_stages_outside_the_passes_show_their_slices(tables_34, tmp_path):
     assert len(read_manifest(folder / key).shards) == both_sides
 
 
+def test_partitions_count_the_bytes_they_route(tables_34):
+    """One partition routes nothing; three send each other the predecessors they do not
+    own (8 bytes each), and the stats sum them over the partitions and plies."""
+    key = "KRvKP"
+    one = LocalPartitions(key, tables_34, 1)
+    run_passes(key, one)
+    assert routed(one) == (0, 0)
+    three = LocalPartitions(key, tables_34, 3)
+    run_passes(key, three)
+    total, worst = routed(three)
+    by_part = [sum(p.values()) for p in three.routed()]
+    assert total == sum(by_part) and all(n > 0 for n in by_part) and total % 8 == 0
+    assert 0 < worst < total
+    assert peaks(three)[0] == peaks(three)[1]  # one process: its peak is the node's
+
+
 def test_an_actor_killed_during_init_is_replaced_and_the_table_finishes(tables_34, ray_local, tmp_path):
     """Ray streams each actor's init slice by slice to the driver (a Ray generator); an
     actor killed meanwhile is restarted, the table starts over and writes the undisturbed
@@ -249,6 +265,7 @@ def test_two_ray_nodes_write_the_same_shards(tables_34, two_nodes, tmp_path):
     done = run_cli([*keys, "--out", str(folder), "--config", str(config)])
     assert done.returncode == 0, done.stderr
     assert done.stderr.count(f"{2 * PARTITIONS_PER_WORKER} partitions on 2 nodes") == 2, done.stderr
+    assert done.stderr.count(" GB per node") == 2, done.stderr
     for key in keys:
         assert_same_shards(folder, tables_34, key)
 

@@ -48,6 +48,9 @@ class _PartitionActor(Partition):
     def load(self, folder: Path, state: StateFile) -> None:
         self.restore(read_state(folder, state))
 
+    def routed_bytes(self) -> dict[tuple[str, int], int]:
+        return self.routed
+
     def apply_from(self, *incoming: np.ndarray) -> int:
         """Batches as flat arguments: white, black, white, black, ..."""
         return self.apply([[incoming[i], incoming[i + 1]] for i in range(0, len(incoming), 2)])
@@ -139,6 +142,9 @@ class RayPartitions:
 
     def peak_memory(self) -> list[int]:
         return self._get([a.peak_memory.remote() for a in self.actors])
+
+    def routed(self) -> list[dict[tuple[str, int], int]]:
+        return self._get([a.routed_bytes.remote() for a in self.actors])
 
     def _stream(self, calls: list, tick: Tick | None) -> list:
         """The results of a stage's calls, one per actor, in the actors' order. Each call is

@@ -166,6 +166,9 @@ class Partition:
         self.hits = [np.zeros(n, dtype=np.int32) for _ in range(2)]
         self.cursor = [0, 0]  # the next block to expand, per side
         self.decided = 0  # decided by this partition's own un-moves at this ply
+        # Bytes of predecessors sent to other partitions, per (metric, ply): what a cluster
+        # moves between nodes (benchmarks/scaling.py, docs/scaling.md).
+        self.routed: dict[tuple[str, int], int] = {}
         # Positions whose exits decide something at a later ply (a capture or promotion
         # wins, or the last of losing ones goes) are found by scanning for their value at
         # that ply (no index lists: they can be half the table). Per (side, slice) with
@@ -429,6 +432,8 @@ class Partition:
                 dest = self.owner[np.where(preds < 0, -preds - 1, preds) // self.span]
                 for p in range(num_partitions):
                     out[p][1 - stm] = preds[dest == p]
+                at = (self.metric, self.ply)
+                self.routed[at] = self.routed.get(at, 0) + preds.nbytes
         self.ep_due.pop(self.ply - 1, None)
         left = sum(int(h[c:].sum()) for h, c in zip(self.hits_prev, self.cursor))
         return out, left

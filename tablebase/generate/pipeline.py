@@ -65,6 +65,8 @@ class Partitions(Protocol):
 
     def peak_memory(self) -> list[int]: ...
 
+    def routed(self) -> list[dict[tuple[str, int], int]]: ...
+
     def init(self, dtz: bool = True, tick: Tick | None = None) -> list[dict]: ...
 
     def superstep(self, ply: int) -> int: ...
@@ -101,7 +103,10 @@ class LocalPartitions:
         return [("local", os.getpid())] * len(self.parts)
 
     def peak_memory(self) -> list[int]:
-        return [self.parts[0].peak_memory()]
+        return [self.parts[0].peak_memory()] * len(self.parts)
+
+    def routed(self) -> list[dict[tuple[str, int], int]]:
+        return [p.routed for p in self.parts]
 
     def init(self, dtz: bool = True, tick: Tick | None = None) -> list[dict]:
         stats = []
@@ -182,6 +187,9 @@ class TableStats:
     partitions: int = 1
     nodes: int = 1  # the nodes the partitions ran on
     worker_peak_bytes: int = 0  # the largest peak RSS of a process that held partitions
+    node_peak_bytes: int = 0  # the largest sum over a node of its processes' peak RSS
+    routed_bytes: int = 0  # predecessors sent between partitions, in all (since init or a resume)
+    routed_ply_bytes: int = 0  # the same, at the ply that sent most
     dtz_passes: int = 0  # DTZ passes run (see run_dtz)
     dtz_plies: int = 0  # plies of the last DTZ pass
     dtz_seconds: float = 0.0
@@ -371,7 +379,8 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
                 stats.dtz_seconds = time.perf_counter() - t
             infos = parts.finish(folder, orders, coding,
                                  stage_ticker(progress, key, "writing", "shards") if folder is not None else None)
-            stats.worker_peak_bytes = max(parts.peak_memory())
+            stats.worker_peak_bytes, stats.node_peak_bytes = peaks(parts)
+            stats.routed_bytes, stats.routed_ply_bytes = routed(parts)
         except PartitionLost as e:
             restarts += 1
             if restarts > max_restarts:
@@ -382,6 +391,25 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
         if checkpoints is not None:
             remove_checkpoints(checkpoints)
         return stats, infos, orders
+
+
+def peaks(parts: Partitions) -> tuple[int, int]:
+    """The largest peak RSS of a process holding partitions, and the largest sum of those
+    of one node (their peaks need not coincide: an upper bound of the node's peak)."""
+    node: dict[str, dict[int, int]] = {}
+    for (where, pid), peak in zip(parts.where(), parts.peak_memory()):
+        node.setdefault(where, {})[pid] = peak
+    return max(max(p.values()) for p in node.values()), max(sum(p.values()) for p in node.values())
+
+
+def routed(parts: Partitions) -> tuple[int, int]:
+    """Bytes of predecessors the partitions sent each other: in all, and at the ply (DTM
+    or DTZ) that sent most."""
+    by_ply: dict[tuple[str, int], int] = {}
+    for part in parts.routed():
+        for at, n in part.items():
+            by_ply[at] = by_ply.get(at, 0) + n
+    return sum(by_ply.values()), max(by_ply.values(), default=0)
 
 
 def init_order(key: str) -> list[int]:
