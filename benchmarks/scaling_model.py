@@ -60,8 +60,8 @@ def main() -> None:
     parser.add_argument("--link", type=float, default=1.25, help="GB/s between a node and the others")
     parser.add_argument("--nodes", default="1,4,16,64")
     args = parser.parse_args()
-    print(f"| table | index positions | nodes | memory per node, GB | of which sub-tables, GB "
-          f"| between nodes, GB (worst ply) | hours |")
+    print("| table | index positions | nodes | memory per node, GB | of which sub-tables, GB "
+          "| between nodes, GB (worst ply) | hours |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for key in args.materials:
         for n in (int(x) for x in args.nodes.split(",")):
