@@ -5,8 +5,8 @@
 
 Nothing here is measured: it multiplies the inputs, which come from measurements on this
 machine (``docs/scaling.md`` says which command gave each), by the index sizes of the
-tables. For each table and number of nodes (``--cores`` CPUs each, two partitions per
-CPU as the executor runs them):
+tables. For each table and number of nodes (``--cores`` CPUs each, ``PARTITIONS_PER_WORKER``
+partitions per CPU as the executor runs them):
 
 * memory per node: the partitions' values (``BYTES_PER_POSITION`` per index position,
   both sides to move, spread evenly), 0.4 GB per partition process, and the sub-table
@@ -28,19 +28,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tablebase.distributed.executor import PARTITIONS_PER_WORKER  # noqa: E402
 from tablebase.endgame.index import IndexScheme  # noqa: E402
 from tablebase.generate.partition import BYTES_PER_POSITION, WORKER_BYTES, subtable_reads  # noqa: E402
-
-#: Partitions per CPU (tablebase.distributed.executor.PARTITIONS_PER_WORKER, not imported:
-#: that module imports Ray).
-PARTITIONS_PER_CPU = 2
 
 
 def model(key: str, nodes: int, cores: int, cpu_seconds: float, routed: float, routed_ply: float,
           link: float) -> dict:
     positions = 2 * IndexScheme.of(key).size
     subtables = max(subtable_reads(key, stm) for stm in (0, 1))
-    memory = (BYTES_PER_POSITION * positions / nodes + PARTITIONS_PER_CPU * cores * WORKER_BYTES
+    memory = (BYTES_PER_POSITION * positions / nodes + PARTITIONS_PER_WORKER * cores * WORKER_BYTES
               + 2 * subtables)
     crossing = (nodes - 1) / nodes
     network = routed * positions * crossing
