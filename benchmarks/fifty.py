@@ -51,7 +51,8 @@ def run(src: Path, tables: Path, key: str, *dtz: str) -> dict:
         for sub in dependency_order([key])[:-1]:
             os.symlink((tables / sub).resolve(), Path(tmp) / sub)
         # Each version its own compiled kernels (tablebase keys numba's cache by its source).
-        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"} | {"PYTHONPATH": str(src)}
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES")} | {"PYTHONPATH": str(src)}
         out = subprocess.run([sys.executable, "-c", CHILD, tmp, key, *dtz], env=env, cwd=src, check=True,
                              capture_output=True, text=True).stdout
         shutil.rmtree(Path(tmp) / key, ignore_errors=True)

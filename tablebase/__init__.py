@@ -17,17 +17,34 @@ def _key_numba_cache() -> None:
     """Key numba's on-disk cache by the whole package's source. numba checks only the file
     of a cached kernel, not the kernels it inlines from other files (movegen's into the
     generation loops), so a cache kept across a change to another module would run the old
-    code. Child processes (Ray workers) inherit the folder through the environment."""
+    code. The folder is outside the package (``$XDG_CACHE_HOME/tablebase``, else
+    ``~/.cache/tablebase``, or under ``$NUMBA_CACHE_DIR``; the package's ``__pycache__``
+    where that cannot be made) and kernels are found in it by
+    their path inside the package (:mod:`tablebase.kernel_cache`), so a copy of the same
+    source, such as a submitted Ray job's working dir, finds them compiled. Child processes
+    (Ray workers) inherit both settings through the environment."""
     root = Path(__file__).parent
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     name = "numba-" + digest.hexdigest()[:16]
     given = os.environ.get("NUMBA_CACHE_DIR", "")
-    folder = given if os.path.basename(given) == name else os.path.join(given or root / "__pycache__", name)
+    base = given or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tablebase")
+    folder = given if os.path.basename(given) == name else os.path.join(base, name)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:  # a home without a writable cache: the package's own folder, as numba's default
+        folder = str(root / "__pycache__" / name)
     os.environ["NUMBA_CACHE_DIR"] = folder
+    os.environ["NUMBA_CACHE_LOCATOR_CLASSES"] = LOCATORS
     if "numba" in sys.modules:  # imported first: its configuration is already read
         sys.modules["numba"].config.CACHE_DIR = folder
+        sys.modules["numba"].config.CACHE_LOCATOR_CLASSES = LOCATORS
+
+
+#: numba's locators, this package's first (the others are numba's own, in numba's order).
+LOCATORS = ("tablebase.kernel_cache.PackageCacheLocator,UserProvidedCacheLocator,InTreeCacheLocator,"
+            "UserWideCacheLocator,IPythonCacheLocator,ZipCacheLocator")
 
 
 _key_numba_cache()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -33,7 +34,8 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def head(tmp_path_factory):
-    """A local head node of its own (its own ports), stopped at the end."""
+    """A local head node of its own (its own ports), stopped at the end: its jobs address
+    and its temp dir (where Ray unpacks a job's working dir)."""
     temp = tmp_path_factory.mktemp("ray")
     dashboard = free_port()
     process = subprocess.Popen(
@@ -49,7 +51,7 @@ def head(tmp_path_factory):
             process.kill()
             pytest.fail(f"ray start --head did not serve jobs at {address}: {process.communicate()[0][-3000:]}")
         time.sleep(2)
-    yield address
+    yield address, temp
     process.terminate()
     try:
         process.wait(60)
@@ -70,14 +72,29 @@ def submit(address: str, out: Path) -> tuple[str, float]:
     return text, time.perf_counter() - t
 
 
-def test_a_submitted_job_writes_the_tables_and_a_resubmitted_one_skips_them(head, tables_34, tmp_path):
+def compiled_kernels() -> dict[str, int]:
+    """numba's cache files of this code (the folder ``import tablebase`` chose), with their times."""
+    folder = Path(os.environ["NUMBA_CACHE_DIR"])
+    return {p.relative_to(folder).as_posix(): p.stat().st_mtime_ns for p in folder.rglob("*.nb[ic]")}
+
+
+def test_a_submitted_job_reuses_compiled_kernels_writes_the_tables_and_a_resubmitted_one_skips_them(head, tables_34, tmp_path):
+    # The same job run locally first: the submitted one, in a fresh copy of the checkout
+    # (Ray's working dir), must find every kernel compiled.
+    local = subprocess.run([sys.executable, "-m", "tablebase.cli", "generate", "KQvKR", "--out", str(tmp_path / "local"),
+                            "--workers", "2"], capture_output=True, text=True, timeout=900)
+    assert local.returncode == 0, local.stderr[-3000:]
+    kernels = compiled_kernels()
+    address, ray_temp = head
     out = tmp_path / "tables"
-    text, first = submit(head, out)
+    text, first = submit(address, out)
+    assert compiled_kernels() == kernels, "the submitted job compiled kernels a local run of the same code had compiled"
+    assert not any(ray_temp.rglob("*.nbc")), "the submitted job cached kernels inside its working dir"
     assert "4 tables in" in text and "(4 generated, 0 already complete)" in text, text[-3000:]
     for key in TABLES:
         assert table_complete(out / key, key)
         for ours, full in zip(load_table(out, key), load_table(tables_34, key)):
             assert np.array_equal(ours, full)
-    text, again = submit(head, out)
+    text, again = submit(address, out)
     assert "(0 generated, 4 already complete)" in text, text[-3000:]
     print(f"first submission {first:.1f} s, the same job again {again:.1f} s")

@@ -20,9 +20,9 @@ from ray.exceptions import ActorDiedError, RayActorError, RayError
 from ..endgame.index import IndexScheme
 from ..endgame.material import Material, dependency_order
 from ..generate.exact import load_subtable_classes, load_subtables
-from ..generate.pipeline import (PartitionLost, Progress, TableClasses, TableStats, Tick, generate_table,
-                                 init_order, skipped_stats)
-from ..generate.partition import (SPLIT_ABOVE, GenerationError, Partition, partition_bounds, partition_memory,
+from ..generate.pipeline import (PartitionLost, Progress, TableClasses, TableStats, generate_table, init_order,
+                                 skipped_stats)
+from ..generate.partition import (SPLIT_ABOVE, GenerationError, Partition, Tick, partition_bounds, partition_memory,
                                 table_memory)
 from ..store.checkpoint import StateFile, read_state, write_state
 from ..store import Coding, ShardInfo, table_complete

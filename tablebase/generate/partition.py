@@ -120,8 +120,12 @@ T = TypeVar("T")
 #: Ray streams an actor's yields to the driver as they come (a Ray generator).
 Steps = Iterator[T | None]
 
+#: tick(steps): that many more slices (or shards) of a stage are done; 0: none, but the
+#: caller may show where it stands (Ray's driver calls it while it waits).
+Tick = Callable[[int], None]
 
-def result_of(steps: Steps[T], tick: Callable[[int], None] | None = None) -> T:
+
+def result_of(steps: Steps[T], tick: Tick | None = None) -> T:
     """Run a stage's steps to the end, calling ``tick(1)`` after each: its result."""
     for item in steps:
         if item is not None:

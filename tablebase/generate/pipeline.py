@@ -29,7 +29,7 @@ from ..store import (DEFAULT_CODING, Coding, ShardInfo, TableManifest, read_mani
 from ..store.layout import candidate_orders, natural_order, order_sample
 from ..store.manifest import METRICS, METRICS_WITHOUT_DTZ
 from .exact import load_subtable_classes, load_subtables
-from .partition import PACKING, GenerationError, Partition, partition_bounds, result_of, subtable_reads
+from .partition import PACKING, GenerationError, Partition, Tick, partition_bounds, result_of, subtable_reads
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +42,6 @@ class Progress(Protocol):
 
     def stage(self, material: str, text: str) -> None:
         """During the other stages (init, the DTZ passes, writing): ``text`` says where."""
-
-
-#: tick(steps): that many more slices (or shards) of a stage are done; 0: none, but the
-#: caller may show where it stands (Ray's driver calls it while it waits).
-Tick = Callable[[int], None]
 
 #: How often a table is rolled back and resumed after losing a partition before giving up.
 MAX_RESTARTS = 3
@@ -377,8 +372,7 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
                 t = time.perf_counter()
                 stats.dtz_passes, stats.dtz_plies = run_dtz(key, parts, progress)
                 stats.dtz_seconds = time.perf_counter() - t
-            infos = parts.finish(folder, orders, coding,
-                                 stage_ticker(progress, key, "writing", "shards") if folder is not None else None)
+            infos = parts.finish(folder, orders, coding, stage_ticker(progress, key, "writing", "shards"))
             stats.worker_peak_bytes, stats.node_peak_bytes = peaks(parts)
             stats.routed_bytes, stats.routed_ply_bytes = routed(parts)
         except PartitionLost as e:
