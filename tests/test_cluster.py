@@ -85,6 +85,7 @@ def test_a_submitted_job_reuses_compiled_kernels_writes_the_tables_and_a_resubmi
                             "--workers", "2"], capture_output=True, text=True, timeout=900)
     assert local.returncode == 0, local.stderr[-3000:]
     kernels = compiled_kernels()
+    assert kernels, "the local run left no compiled kernel in the cache"
     address, ray_temp = head
     out = tmp_path / "tables"
     text, first = submit(address, out)
