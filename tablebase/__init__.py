@@ -45,7 +45,7 @@ def kernel_sources(root: Path) -> list[Path]:
                 found.add(base + (alias.split(" as ")[0],))
         return found & modules.keys()
 
-    todo = [name for name, path in modules.items() if re.search(r"^\s*(from numba|import numba)", path.read_text(), re.M)]
+    todo = [name for name, path in modules.items() if re.search(r"^\s*(from numba|import numba)", path.read_text(), re.MULTILINE)]
     seen = set(todo)
     while todo:
         for name in imported(todo[-1], modules[todo.pop()]) - seen:
