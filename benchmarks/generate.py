@@ -3,7 +3,9 @@
     python benchmarks/generate.py [--workers 2] [--out DIR] [MATERIAL ...]
 
 For each table (default: KQvKR KBNvK KRvKP KQRvKR KRPvKR) it prints wall seconds end to
-end and for the backward passes alone, scheduled as the generator does it on a local Ray
+end and by stage (init: reading the sub-tables and classifying; the DTM passes; the DTZ
+passes; writing: choosing the storage orders and the shards; the rest: starting the
+partitions, Ray's scheduling, the manifest), scheduled as the generator does it on a local Ray
 instance with ``--workers`` CPUs (a table of more than 8M positions per side is split
 over that many actors; a smaller one runs whole in one task),
 positions per second, the peak RSS of a one-process run (``--local``, in a subprocess)
@@ -91,7 +93,8 @@ def main() -> None:
                   key=lambda k: (len(k), k))
     generate_on_ray(subs, out, workers=args.workers)
 
-    print(f"{'table':8} {'positions':>12} {'end-to-end s':>12} {'passes s':>9} {'Mpos/s':>7} "
+    print(f"{'table':8} {'positions':>12} {'end-to-end s':>12} {'init s':>7} {'passes s':>9} {'DTZ s':>7} "
+          f"{'write s':>8} {'rest s':>7} {'Mpos/s':>7} "
           f"{'peak RSS':>9} {'B/pos':>6} {'process':>8} {'B/pos above':>11} {'disk MB':>8} {'bits/pos':>8}")
     for key in args.materials:
         positions = 2 * IndexScheme.of(key).size
@@ -100,7 +103,9 @@ def main() -> None:
         t = time.perf_counter()
         (stats,) = [s for s in generate_on_ray([key], out, workers=args.workers) if s.material == key]
         wall = time.perf_counter() - t
-        print(f"{key:8} {positions:12,d} {wall:12.1f} {stats.pass_seconds:9.1f} {positions / wall / 1e6:7.2f} "
+        rest = wall - stats.init_seconds - stats.pass_seconds - stats.dtz_seconds - stats.write_seconds
+        print(f"{key:8} {positions:12,d} {wall:12.1f} {stats.init_seconds:7.1f} {stats.pass_seconds:9.1f} "
+              f"{stats.dtz_seconds:7.1f} {stats.write_seconds:8.1f} {rest:7.1f} {positions / wall / 1e6:7.2f} "
               f"{rss / 1e9:8.2f}G {rss / positions:6.2f} {base / 1e6:6.0f}MB {(rss - base) / positions:11.2f} "
               f"{stats.bytes / 1e6:8.2f} {8 * stats.bytes / positions:8.2f}",
               flush=True)

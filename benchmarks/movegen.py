@@ -47,12 +47,12 @@ def best_of(repeat: int, fn):
 def bench(key: str, positions: int) -> None:
     scheme = IndexScheme.of(key)
     exits = ExitMap.of(scheme.material)
-    args = (exits.exit_id, exits.exit_flip, exits.exit_perm, exits.subdesc)
+    exit_map = exits.arrays
     per_kk = scheme.positions_per_king_pair
     starts = [(2 * j + 1) * scheme.num_king_pairs // (2 * RUNS) * per_kk for j in range(RUNS)]
     runs = [(lo, min(lo + positions // RUNS, scheme.size)) for lo in starts]
     for stm in (0, 1):
-        successor_lists(scheme.desc, stm, 0, 100, *args)  # compile or load the JIT cache
+        successor_lists(scheme.desc, stm, 0, 100, exit_map)  # compile or load the JIT cache
         predecessor_lists(scheme.desc, stm, 0, 100)
         count = positions // RUNS
         indptr, flags = np.empty(count + 1, np.int64), np.empty(count, np.int8)
@@ -61,11 +61,11 @@ def bench(key: str, positions: int) -> None:
         t_fwd = t_lists = t_back = 0.0
         legal, moves = [], 0
         for lo, hi in runs:
-            t, (x, k) = best_of(3, lambda: successor_rows(scheme.desc, stm, lo, hi, True, *args, indptr, flags, 0,
+            t, (x, k) = best_of(3, lambda: successor_rows(scheme.desc, stm, lo, hi, True, exit_map, indptr, flags, 0,
                                                           sub, side, idx))
             assert x == hi
             t_fwd += t
-            t, lists = best_of(3, lambda: successor_lists(scheme.desc, stm, lo, hi, *args))
+            t, lists = best_of(3, lambda: successor_lists(scheme.desc, stm, lo, hi, exit_map))
             t_lists += t
             assert np.array_equal(lists[3], idx[:k]) and np.array_equal(lists[4], flags[:hi - lo])
             t_back += best_of(3, lambda: predecessor_lists(scheme.desc, stm, lo, hi))[0]

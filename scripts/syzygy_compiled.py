@@ -30,8 +30,7 @@ from numba import njit
 from tablebase.endgame.index import IndexScheme, decode
 from tablebase.endgame.material import WHITE, Material
 from tablebase.generate.exact import load_subtable_classes, load_table
-from tablebase.endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, ExitMap, setup_board,
-                                       successors)
+from tablebase.endgame.movegen import (KING_MOVE, PAWN_PUSH, ExitMap, scratch, setup_board, successors)
 from tablebase.generate.kernels import _ep_vertex_class, _zero_class
 from tablebase.generate.values import DECIDED, ILLEGAL
 
@@ -408,26 +407,12 @@ def raw_dtz(data, scalars, params, pieces, norm, factor, base, symlen, flags, ma
 # -- python-chess's search around the raw values, on our move generation -----------------
 
 @njit(cache=True)
-def _scratch():
-    """A placement, two scratch placements and a board, as the move generation takes them."""
-    return (np.empty(16, dtype=np.int64), np.empty(16, dtype=np.int64), np.empty(16, dtype=np.int64),
-            np.empty(64, dtype=np.int64))
-
-
-@njit(cache=True)
-def _move_lists():
-    """Room for :func:`successors`' four outputs."""
-    return (np.empty(MAX_MOVES, dtype=np.int64), np.empty(MAX_MOVES, dtype=np.int64),
-            np.empty(MAX_MOVES, dtype=np.int64), np.empty(MAX_MOVES, dtype=np.int64))
-
-
-@njit(cache=True)
 def _before_zeroing(wdl):
     return (1 if wdl == 2 else 101) if wdl > 0 else (-1 if wdl == -2 else -101)
 
 
 @njit(cache=True)
-def wdl_pass(desc, stm, own, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, is_capture,
+def wdl_pass(desc, stm, own, exit_map, subcls, suboff, is_capture,
              data, scalars, params, pieces, norm, factor, base, symlen, flags, map_idx, slot_type, slot_colour,
              raw_out, cap_out):
     """Per legal position of side ``stm`` (``own``: our exact codes): the raw WDL value of
@@ -435,9 +420,9 @@ def wdl_pass(desc, stm, own, exit_id, exit_flip, exit_perm, subdesc, subcls, sub
     each capture valued by the sub-tables' classes. Returns how many captures reached a
     sub-table side not loaded (must be 0)."""
     n = desc[0]
-    sq, tmp, sub_sq, board = _scratch()
+    s = scratch()
+    sq, tmp, sub_sq, board, o_sub, o_stm, o_idx, o_ep = s.sq, s.tmp, s.sub_sq, s.board, s.o_sub, s.o_stm, s.o_idx, s.o_ep
     pos = np.empty(8, dtype=np.int64)
-    o_sub, o_stm, o_idx, o_ep = _move_lists()
     bad = 0
     for x in range(own.shape[0]):
         raw_out[x] = 0
@@ -448,8 +433,7 @@ def wdl_pass(desc, stm, own, exit_id, exit_flip, exit_perm, subdesc, subcls, sub
         occ = setup_board(desc, sq, board)
         raw_out[x] = raw_wdl(data, scalars, params, pieces, norm, factor, base, symlen, flags, map_idx, sq[:n], stm,
                              slot_type, slot_colour, pos)
-        m = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                       o_sub, o_stm, o_idx, o_ep)
+        m = successors(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, o_ep)
         cap = -3
         for k in range(m):
             sid = o_sub[k]
@@ -463,7 +447,7 @@ def wdl_pass(desc, stm, own, exit_id, exit_flip, exit_perm, subdesc, subcls, sub
 
 
 @njit(cache=True)
-def dtz_stored_pass(desc, stm, own, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, is_capture, wdl_own,
+def dtz_stored_pass(desc, stm, own, exit_map, subcls, suboff, is_capture, wdl_own,
                     wdl_them, raw, cap, data, scalars, params, pieces, norm, factor, base, symlen, flags, map_idx,
                     slot_type, slot_colour, out, exact):
     """``probe_dtz_no_ep`` up to its table read: a draw, a winning capture, a winning pawn
@@ -472,11 +456,9 @@ def dtz_stored_pass(desc, stm, own, exit_id, exit_flip, exit_perm, subdesc, subc
     Syzygy WDL of both sides (pawn moves reach ``wdl_them``). ``exact``: where the value
     is exact by construction (a draw, a zeroing move, a file value held to the ply)."""
     n = desc[0]
-    sq, tmp, sub_sq, board = _scratch()
-    board2 = np.empty(64, dtype=np.int64)
+    s = scratch()
+    sq, tmp, sub_sq, board, o_sub, o_stm, o_idx, o_ep = s.sq, s.tmp, s.sub_sq, s.board, s.o_sub, s.o_stm, s.o_idx, s.o_ep
     pos = np.empty(8, dtype=np.int64)
-    o_sub, o_stm, o_idx, o_ep = _move_lists()
-    e_sub, e_stm, e_idx, e_ep = _move_lists()
     for x in range(own.shape[0]):
         out[x] = 0
         exact[x] = True
@@ -489,8 +471,7 @@ def dtz_stored_pass(desc, stm, own, exit_id, exit_flip, exit_perm, subdesc, subc
         decode(desc, x, sq)
         occ = setup_board(desc, sq, board)
         if w > 0:
-            m = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                           o_sub, o_stm, o_idx, o_ep)
+            m = successors(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, o_ep)
             found = False
             for k in range(m):
                 sid = o_sub[k]
@@ -501,9 +482,7 @@ def dtz_stored_pass(desc, stm, own, exit_id, exit_flip, exit_perm, subdesc, subc
                 elif o_ep[k] == PAWN_PUSH:
                     c = np.int64(wdl_them[o_idx[k]])
                 elif o_ep[k] >= 0:  # probe_wdl of a position with an en-passant square
-                    c = _ep_vertex_class(desc, sq, stm, occ, o_ep[k], o_idx[k], exit_id, exit_flip, exit_perm,
-                                         subdesc, subcls, suboff, wdl_them, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep,
-                                         board2)
+                    c = _ep_vertex_class(desc, stm, occ, o_ep[k], o_idx[k], exit_map, subcls, suboff, wdl_them, s)
                 else:
                     continue
                 if -c == w:
@@ -518,14 +497,13 @@ def dtz_stored_pass(desc, stm, own, exit_id, exit_flip, exit_perm, subdesc, subc
 
 
 @njit(cache=True)
-def dtz_search_pass(desc, stm, own, own_them, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, wdl_own,
-                    wdl_them, dtz_them, out):
+def dtz_search_pass(desc, stm, own, own_them, exit_map, subcls, suboff, wdl_own, wdl_them, dtz_them, out):
     """``probe_dtz_no_ep``'s one-ply search where the DTZ file holds the other side: over
     the piece moves of a win, over every move of a loss (``dtz_them``: the other side's
     values, which the file holds). Returns how many moves reached a position without a
     value (must be 0)."""
-    sq, tmp, sub_sq, board = _scratch()
-    o_sub, o_stm, o_idx, o_ep = _move_lists()
+    s = scratch()
+    sq, tmp, sub_sq, board, o_sub, o_stm, o_idx, o_ep = s.sq, s.tmp, s.sub_sq, s.board, s.o_sub, s.o_stm, s.o_idx, s.o_ep
     bad = 0
     for x in range(own.shape[0]):
         if own[x] == ILLEGAL or out[x] != NOT_STORED:
@@ -533,8 +511,7 @@ def dtz_search_pass(desc, stm, own, own_them, exit_id, exit_flip, exit_perm, sub
         w = np.int64(wdl_own[x])
         decode(desc, x, sq)
         occ = setup_board(desc, sq, board)
-        m = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                       o_sub, o_stm, o_idx, o_ep)
+        m = successors(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, o_ep)
         if w > 0:
             best = 0xffff
             for k in range(m):
@@ -597,7 +574,7 @@ def syzygy_view(tables, key: str, oracle, *, with_dtz: bool = True, own=None) ->
     slot_colour = np.array([0 if c == WHITE else 1 for c, _ in slots], dtype=np.int64)
     exits = ExitMap.of(material)
     is_capture = np.array([len(sub.pieces()) < len(slots) for sub in exits.subtables] or [False])
-    em = (exits.exit_id, exits.exit_flip, exits.exit_perm, exits.subdesc)
+    em = exits.arrays
     own = load_table(tables, key) if own is None else own
     legal = [own[s] != ILLEGAL for s in (0, 1)]
     with cs.open_tablebase(str(oracle)) as tb:
@@ -606,7 +583,7 @@ def syzygy_view(tables, key: str, oracle, *, with_dtz: bool = True, own=None) ->
         raw = [np.zeros(scheme.size, dtype=np.int8) for _ in (0, 1)]
         cap = [np.zeros(scheme.size, dtype=np.int8) for _ in (0, 1)]
         for s in (0, 1):
-            bad = wdl_pass(desc, s, own[s], *em, subs[s].values, subs[s].offsets, is_capture, *wtab.args(),
+            bad = wdl_pass(desc, s, own[s], em, subs[s].values, subs[s].offsets, is_capture, *wtab.args(),
                            slot_type, slot_colour, raw[s], cap[s])
             if bad:
                 raise RuntimeError(f"{key}: {bad} captures reached a sub-table side not loaded")
@@ -617,11 +594,11 @@ def syzygy_view(tables, key: str, oracle, *, with_dtz: bool = True, own=None) ->
         dtz = [np.zeros(scheme.size, dtype=np.int32) for _ in (0, 1)]
         exact = [np.zeros(scheme.size, dtype=np.bool_) for _ in (0, 1)]
         for s in (0, 1):
-            dtz_stored_pass(desc, s, own[s], *em, subs[s].values, subs[s].offsets, is_capture, wdl[s], wdl[1 - s],
+            dtz_stored_pass(desc, s, own[s], em, subs[s].values, subs[s].offsets, is_capture, wdl[s], wdl[1 - s],
                             raw[s], cap[s], *ztab.args(), slot_type, slot_colour, dtz[s], exact[s])
             exact[s] &= dtz[s] != NOT_STORED  # the one-ply search reads values that may be short
         for s in (0, 1):
-            bad = dtz_search_pass(desc, s, own[s], own[1 - s], *em, subs[s].values, subs[s].offsets, wdl[s],
+            bad = dtz_search_pass(desc, s, own[s], own[1 - s], em, subs[s].values, subs[s].offsets, wdl[s],
                                   wdl[1 - s], dtz[1 - s], dtz[s])
             if bad:
                 raise RuntimeError(f"{key}: {bad} moves of the one-ply search reached a side the file does not hold")

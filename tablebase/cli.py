@@ -1,7 +1,7 @@
 """The ``tablebase`` command.
 
     tablebase generate [MATERIAL...] [--config FILE] [--out DIR] [--workers N] [--local] [--no-dtz] [--dry-run [--json]]
-    tablebase verify [MATERIAL...] [--tables DIR]
+    tablebase verify [MATERIAL...] [--tables DIR] [--workers N]
     tablebase info [MATERIAL...] [--tables DIR] [--sizes] [--stats MATERIAL [--plot FILE.png]] [--json]
     tablebase probe FEN [--tables DIR] [--json]
     tablebase serve [--tables DIR] [--host HOST] [--port PORT] [--workers N] [--cache-mb MB] [--preload]
@@ -78,7 +78,8 @@ class ProgressDisplay:
         if stats.skipped:
             what = "complete, skipped"
         else:
-            what = f"{stats.seconds:7.1f} s ({stats.pass_seconds:.1f} s passes), {stats.plies} plies"
+            what = (f"{stats.seconds:7.1f} s ({stats.pass_seconds:.1f} s passes, {stats.init_seconds:.1f} s init, "
+                    f"{stats.write_seconds:.1f} s writing), {stats.plies} plies")
             if stats.partitions > 1:
                 what += f", {stats.partitions} partitions on {stats.nodes} node{'s' * (stats.nodes > 1)}"
             what += f", peak {stats.worker_peak_bytes / 1e9:.2f} GB per worker"
@@ -228,8 +229,8 @@ def cmd_verify(args) -> int:
         print(f"no tables found in {', '.join(map(str, folders))}", file=sys.stderr)
         return 1
     failed = 0
-    for folder, key in keys:
-        r = verify_table(folder, key)
+    for r in _map_tables(verify_table, keys, args.workers):
+        key = r.material
         if r.ok:
             what = "DTM and DTZ" if r.has_dtz else "DTM; no DTZ held"
             print(f"{key:10} OK      {r.positions:>12,d} positions re-checked ({what}) in {r.seconds:.1f} s")
@@ -239,6 +240,20 @@ def cmd_verify(args) -> int:
                                  f"successors, e.g. {r.examples}")
             print(f"{key:10} FAILED  {detail}")
     return 1 if failed else 0
+
+
+def _map_tables(func, keys: list[tuple[Path, str]], workers: int):
+    """``func(folder, key)`` of each table, in the order given: in this process for one
+    worker, else in a pool of ``workers`` processes (0: one per CPU), a table each."""
+    workers = workers or os.cpu_count() or 1
+    if workers == 1 or len(keys) == 1:
+        yield from (func(folder, key) for folder, key in keys)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    # spawn, not fork: a forked child of a process that has run numba's threads may hang.
+    with ProcessPoolExecutor(min(workers, len(keys)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield from pool.map(func, *zip(*keys))
 
 
 def cmd_info(args) -> int:
@@ -476,6 +491,13 @@ def cmd_uci(args) -> int:
     return uci_main(args.tables, hash_mb=args.hash or HASH_MB, threads=args.threads or THREADS)
 
 
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, not {value}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -523,6 +545,9 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verify", help="check checksums and re-check every position from its successors")
     v.add_argument("materials", nargs="*")
     _tables_option(v)
+    v.add_argument("--workers", type=_non_negative_int, default=1,
+                   help="tables verified at once, each in its own process (default 1; 0: one per CPU); each "
+                        "holds a table and the sub-tables it reads")
     v.set_defaults(func=cmd_verify)
 
     i = sub.add_parser("info", help="what the tables folder holds; --sizes: index size of every 2-5 piece table")

@@ -23,14 +23,12 @@ from collections import OrderedDict
 from importlib import resources
 
 import chess
-import numpy as np
 import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from .endgame.index import IndexScheme
 from .endgame.pychess import illegal_position_error
 from .errors import BadFenError, CastlingRightsError, IllegalPositionError, MissingTableError, TooManyPiecesError
 from .lichess import mainline_json, probe_json

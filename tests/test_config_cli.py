@@ -90,6 +90,12 @@ def test_cli_verify_fails_on_a_truncated_shard(tmp_path, capsys):
     shard.write_bytes(shard.read_bytes()[:-100])
     assert main(["verify", "KQvK", "--tables", str(tmp_path)]) == 1
     assert "truncated" in capsys.readouterr().out
+    # In a pool of processes, the same verdicts in the tables' order: the good KvK (a
+    # sub-table written beside it) and the truncated KQvK.
+    assert main(["verify", "KvK", "KQvK", "--tables", str(tmp_path), "--workers", "2"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines] == [["KvK", "OK"], ["KQvK", "FAILED"]], lines
+    assert "truncated" in lines[1]
     shutil.rmtree(tmp_path / "KQvK")
 
 

@@ -78,8 +78,7 @@ def symmetries(material: Material) -> np.ndarray:
 def our_legal_flags(material: Material, stm: int) -> np.ndarray:
     """The move generator's verdict on every index: non-zero where legal."""
     scheme, exits = IndexScheme.of(material), ExitMap.of(material)
-    return successor_lists(scheme.desc, stm, 0, scheme.size, exits.exit_id, exits.exit_flip, exits.exit_perm,
-                           exits.subdesc)[4]
+    return successor_lists(scheme.desc, stm, 0, scheme.size, exits.arrays)[4]
 
 
 def random_placements(material: Material, n: int, rng: np.random.Generator) -> np.ndarray:

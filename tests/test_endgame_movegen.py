@@ -52,7 +52,7 @@ class Table:
 
     def successors(self, stm: int, lo: int, hi: int):
         e = self.exits
-        return successor_lists(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm, e.subdesc)
+        return successor_lists(self.scheme.desc, stm, lo, hi, e.arrays)
 
     def moves(self, stm: int, indices: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Flags, move counts and encoded targets of the given indices (None: all)."""
@@ -265,8 +265,8 @@ def test_odometer_walk_equals_decoding_every_index(key, stm):
                   (size // 2 - per_kk // 3, size // 2 + 2 * per_kk + 7), (size - per_kk, size)]
     legal = 0
     for lo, hi in ranges:
-        fast = successor_lists(table.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm, e.subdesc)
-        slow = successor_lists(table.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm, e.subdesc, False)
+        fast = successor_lists(table.scheme.desc, stm, lo, hi, e.arrays)
+        slow = successor_lists(table.scheme.desc, stm, lo, hi, e.arrays, False)
         for a, b in zip(fast, slow):
             assert np.array_equal(a, b), (key, stm, lo, hi)
         legal += np.count_nonzero(fast[4])

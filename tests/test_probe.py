@@ -32,7 +32,7 @@ from tablebase.generate.exact import load_table
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "scripts"))
 from check_oracle import dtz_agrees  # noqa: E402
 from tablebase.generate.values import to_wdl_dtm
-from tablebase.probe import ILLEGAL_WDL, MoveValue, open_tablebase
+from tablebase.probe import ILLEGAL_WDL, open_tablebase
 from tablebase.probing.engine import BYTES_PER_ROW, MIN_SLOTS
 from tablebase.store import DEFAULT_CODING
 

@@ -83,8 +83,7 @@ class ChessGame:
             raise ValueError(f"{self.material}: sub-tables {', '.join(sub_keys)} are not all drawn by material; "
                              "pass subtable_values")
         size = self.scheme.size
-        moves = [successor_lists(self.scheme.desc, stm, 0, size, self.exits.exit_id, self.exits.exit_flip,
-                                 self.exits.exit_perm, self.exits.subdesc) for stm in (0, 1)]
+        moves = [successor_lists(self.scheme.desc, stm, 0, size, self.exits.arrays) for stm in (0, 1)]
         flags = [m[4] for m in moves]
         #: ``legal[stm]``: the sorted indices of the legal positions with ``stm`` to move.
         self.legal = [np.flatnonzero(f) for f in flags]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -40,6 +41,48 @@ MAX_MOVES = 256
 #: Markers of :func:`successors`' ``out_ep`` for moves that stay in the table (besides the
 #: slot of a pawn whose double step allows an en-passant capture, and -1 for other moves).
 KING_MOVE, PAWN_PUSH = -2, -3
+
+
+class ExitArrays(NamedTuple):
+    """An :class:`ExitMap`'s arrays, as the kernels take them: one ``exit_map`` argument."""
+
+    exit_id: np.ndarray
+    exit_flip: np.ndarray
+    exit_perm: np.ndarray
+    subdesc: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """The scratch arrays of a loop over positions, one argument (:func:`scratch` makes
+    them): a placement (``sq``), index arithmetic (``tmp``, ``sub_sq``), two boards, and
+    two move lists (``o_*`` a position's successors, ``e_*`` those of a successor, such
+    as an en-passant vertex's), with the in-table targets of one (``inside``, ``is_king``)."""
+
+    sq: np.ndarray
+    tmp: np.ndarray
+    sub_sq: np.ndarray
+    board: np.ndarray
+    board2: np.ndarray
+    o_sub: np.ndarray
+    o_stm: np.ndarray
+    o_idx: np.ndarray
+    o_ep: np.ndarray
+    e_sub: np.ndarray
+    e_stm: np.ndarray
+    e_idx: np.ndarray
+    e_ep: np.ndarray
+    inside: np.ndarray
+    is_king: np.ndarray
+
+
+@njit(cache=True)
+def scratch():
+    """A fresh :class:`Scratch` (boards empty: -1 on every square)."""
+    lists = np.zeros((9, MAX_MOVES), dtype=np.int64)  # o_*, e_*, inside: rows of one block
+    return Scratch(np.zeros(16, dtype=np.int64), np.zeros(16, dtype=np.int64), np.zeros(16, dtype=np.int64),
+                   np.full(64, -1, dtype=np.int64), np.full(64, -1, dtype=np.int64),
+                   lists[0], lists[1], lists[2], lists[3], lists[4], lists[5], lists[6], lists[7], lists[8],
+                   np.zeros(MAX_MOVES, dtype=np.bool_))
 
 
 @dataclass(frozen=True)
@@ -106,6 +149,11 @@ class ExitMap:
         for i, m in enumerate(subs):
             subdesc[i] = make_descriptor(m)
         return cls(material, subs, subdesc, exit_id, exit_flip, exit_perm)
+
+    @property
+    def arrays(self) -> ExitArrays:
+        """The arrays the kernels read, as their one ``exit_map`` argument."""
+        return ExitArrays(self.exit_id, self.exit_flip, self.exit_perm, self.subdesc)
 
     def sides_reached(self, stm: int) -> list[tuple[int, int]]:
         """The (sub-table, side to move) pairs that the captures and promotions of side
@@ -184,15 +232,15 @@ def in_check(desc, sq, stm, occ):
 
 
 @njit(cache=True, inline="always")
-def _exit(desc, sq, stm, cap, pslot, promo, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq):
+def _exit(desc, sq, stm, cap, pslot, promo, exit_map, tmp, sub_sq):
     """Sub-table id, side to move there and index of ``sq`` (already moved) after the piece
     in slot ``cap`` was captured (-1: none) and the pawn in ``pslot`` promoted to ``promo``."""
-    sid = exit_id[cap + 1, pslot + 1, promo]
-    flip = exit_flip[cap + 1, pslot + 1, promo]
+    sid = exit_map.exit_id[cap + 1, pslot + 1, promo]
+    flip = exit_map.exit_flip[cap + 1, pslot + 1, promo]
     for j in range(desc[D_N]):
         if j != cap:
-            sub_sq[exit_perm[cap + 1, pslot + 1, promo, j]] = (sq[j] ^ 56) if flip else sq[j]
-    return sid, (1 - stm) ^ flip, index_of(subdesc[sid], sub_sq, tmp)
+            sub_sq[exit_map.exit_perm[cap + 1, pslot + 1, promo, j]] = (sq[j] ^ 56) if flip else sq[j]
+    return sid, (1 - stm) ^ flip, index_of(exit_map.subdesc[sid], sub_sq, tmp)
 
 
 # RAY_MASK[s, d]: every square from s in direction d (board.RAY_STEPS order); along
@@ -337,8 +385,7 @@ def _legality_masks(desc, sq, stm, occ):
 
 
 @njit(cache=True, inline="always")
-def _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                out_sub, out_stm, out_idx):
+def _exits_into(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_stm, out_idx):
     """The exits of :func:`_successors_into` alone (its captures and promotions, in its
     order), from position 0 of the ``out_*`` arrays; returns how many. What a reader of
     the shards needs to resolve a stored value (see :mod:`tablebase.generate.values`)."""
@@ -364,8 +411,7 @@ def _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdes
                 sq[i] = to
                 for promo in range(1 if last else 0, 5 if last else 1):
                     out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, board[to], i if promo > 0 else -1,
-                                                               promo, exit_id, exit_flip, exit_perm, subdesc, tmp,
-                                                               sub_sq)
+                                                               promo, exit_map, tmp, sub_sq)
                     k += 1
                 sq[i] = frm
             continue
@@ -379,23 +425,21 @@ def _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdes
             to = _lsb(caps)
             caps &= caps - np.uint64(1)
             sq[i] = to
-            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, board[to], -1, 0, exit_id, exit_flip,
-                                                       exit_perm, subdesc, tmp, sub_sq)
+            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, board[to], -1, 0, exit_map, tmp, sub_sq)
             k += 1
             sq[i] = frm
     return k
 
 
 @leaf
-def exits(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq, out_sub, out_stm, out_idx):
+def exits(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_stm, out_idx):
     """The captures and promotions of the side to move, as :func:`successors` gives them
     (its moves whose sub-table id is >= 0); returns how many."""
-    return _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                       out_sub, out_stm, out_idx)
+    return _exits_into(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_stm, out_idx)
 
 
 @njit(cache=True, inline="always")
-def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+def _successors_into(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq,
                      out_sub, out_stm, out_idx, k, out_ep, want_ep):
     """:func:`successors` writing from position ``k`` of ``out_sub``/``out_stm``/``out_idx``
     (``out_ep`` from 0, only if ``want_ep``); returns the new ``k``. Inlined into the loops
@@ -462,7 +506,7 @@ def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm
                 sq[i] = to
                 for promo in range(1 if last else 0, 5 if last else 1):
                     e_sub, e_stm, e_idx = _exit(desc, sq, stm, board[to], i if promo > 0 else -1, promo,
-                                                exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq)
+                                                exit_map, tmp, sub_sq)
                     k = _put(out_sub, out_stm, out_idx, k, e_sub, e_stm, e_idx, out_ep, k0, -1, want_ep)
                 sq[i] = frm
             continue
@@ -477,8 +521,7 @@ def _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm
             to = _lsb(caps)
             caps &= caps - np.uint64(1)
             sq[i] = to
-            e_sub, e_stm, e_idx = _exit(desc, sq, stm, board[to], -1, 0, exit_id, exit_flip, exit_perm, subdesc, tmp,
-                                        sub_sq)
+            e_sub, e_stm, e_idx = _exit(desc, sq, stm, board[to], -1, 0, exit_map, tmp, sub_sq)
             k = _put(out_sub, out_stm, out_idx, k, e_sub, e_stm, e_idx, out_ep, k0, -1, want_ep)
             sq[i] = frm
         # Quiet moves, one tight loop per case.
@@ -553,8 +596,7 @@ def _pawn_moves_into(desc, sq, x, stm, board, occ, tmp, out_idx, out_ep):
 
 
 @leaf
-def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-               out_sub, out_stm, out_idx, out_ep):
+def successors(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_stm, out_idx, out_ep):
     """Every legal move of the side to move, as (sub-table id or -1, side to move, index)
     written to the ``out_*`` arrays (room for MAX_MOVES each); returns how many.
     ``board``/``occ`` describe ``sq``, the decoded placement of index ``x`` (-1 if ``sq``
@@ -567,7 +609,7 @@ def successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subd
     that stay in the table reach distinct indices, except that a king move may reach the
     index of another move (symmetric positions), and any two may when both kings stand on
     the long diagonal of a pawnless table."""
-    return _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
+    return _successors_into(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq,
                             out_sub, out_stm, out_idx, 0, out_ep, True)
 
 
@@ -599,8 +641,7 @@ def ep_capture_legal(desc, sq, stm, occ, slot):
 
 
 @leaf
-def ep_exits(desc, sq, stm, occ, slot, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-             out_sub, out_stm, out_idx):
+def ep_exits(desc, sq, stm, occ, slot, exit_map, tmp, sub_sq, out_sub, out_stm, out_idx):
     """The legal en-passant captures of the pawn in ``slot`` by ``stm`` (to move), as
     exits like :func:`successors` writes them; returns how many."""
     mask = _ep_capturers(desc, sq, stm, occ, slot)
@@ -610,8 +651,7 @@ def ep_exits(desc, sq, stm, occ, slot, exit_id, exit_flip, exit_perm, subdesc, t
         if mask >> j & 1:
             frm = sq[j]
             sq[j] = target
-            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, slot, -1, 0, exit_id, exit_flip, exit_perm,
-                                                       subdesc, tmp, sub_sq)
+            out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, slot, -1, 0, exit_map, tmp, sub_sq)
             sq[j] = frm
             k += 1
     return k
@@ -852,28 +892,23 @@ def walk_to(desc, x, first, sq, board, tmp):
 
 
 @njit(cache=True)
-def successor_rows(desc, stm, lo, hi, odometer, exit_id, exit_flip, exit_perm, subdesc, indptr, flags, k,
-                   sub, side, idx):
+def successor_rows(desc, stm, lo, hi, odometer, exit_map, indptr, flags, k, sub, side, idx):
     """:func:`successor_lists` into given arrays: rows ``x - lo`` of ``indptr``/``flags``,
     moves from position ``k`` of ``sub``/``side``/``idx``, for ``x`` from ``lo`` until
     ``hi`` or until the move arrays have room for fewer than MAX_MOVES more. Returns the
     first index not done and the new ``k`` (also written to its ``indptr`` row).
     ``odometer``: step from index to index (:func:`walk_to`); else decode each one."""
-    sq = np.empty(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    sub_sq = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
     no_ep = np.empty(0, dtype=np.int64)  # the en-passant slots are not asked for
     # Plain types, not literal ones: else each caller's constants compile the kernel anew.
-    return _successor_rows(desc, stm, lo, hi, bool(odometer), exit_id, exit_flip, exit_perm, subdesc, indptr, flags,
-                           np.int64(k), sub, side, idx, sq, tmp, sub_sq, board, no_ep)
+    return _successor_rows(desc, stm, lo, hi, bool(odometer), exit_map, indptr, flags,
+                           np.int64(k), sub, side, idx, scratch(), no_ep)
 
 
 @leaf
-def _successor_rows(desc, stm, lo, hi, odometer, exit_id, exit_flip, exit_perm, subdesc, indptr, flags, k,
-                    sub, side, idx, sq, tmp, sub_sq, board, no_ep):
+def _successor_rows(desc, stm, lo, hi, odometer, exit_map, indptr, flags, k, sub, side, idx, s, no_ep):
     """:func:`successor_rows` with its scratch arrays, without reference counting: the
     kernels inlined here would otherwise count a reference per array they are passed."""
+    sq, tmp, sub_sq, board = s.sq, s.tmp, s.sub_sq, s.board
     cap = sub.shape[0]
     x = lo
     while x < hi and k + MAX_MOVES <= cap:
@@ -884,7 +919,7 @@ def _successor_rows(desc, stm, lo, hi, odometer, exit_id, exit_flip, exit_perm, 
         if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):  # is_legal, inlined
             continue
         # Straight into the CSR arrays: no per-position buffer to copy, nor slices of them.
-        end = _successors_into(desc, sq, x - 1, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp,
+        end = _successors_into(desc, sq, x - 1, stm, board, occ, exit_map, tmp,
                                sub_sq, sub, side, idx, k, no_ep, False)
         if end == k:
             flags[x - 1 - lo] = 2 if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else 3  # in_check
@@ -896,7 +931,7 @@ def _successor_rows(desc, stm, lo, hi, odometer, exit_id, exit_flip, exit_perm, 
 
 
 @njit(cache=True)
-def successor_lists(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, odometer=True):
+def successor_lists(desc, stm, lo, hi, exit_map, odometer=True):
     """Forward moves of every index in ``[lo, hi)`` as CSR arrays: ``indptr`` (one row per
     index; invalid and illegal indices have none), then per move the sub-table id (-1:
     this table), the side to move and the index it leads to. Also ``flags``, one per
@@ -909,12 +944,11 @@ def successor_lists(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, o
     sub = np.empty(cap, dtype=np.int64)
     side = np.empty(cap, dtype=np.int8)
     idx = np.empty(cap, dtype=np.int64)
-    x, k = successor_rows(desc, stm, lo, hi, odometer, exit_id, exit_flip, exit_perm, subdesc, indptr, flags, 0,
-                          sub, side, idx)
+    x, k = successor_rows(desc, stm, lo, hi, odometer, exit_map, indptr, flags, 0, sub, side, idx)
     while x < hi:
         cap *= 2
         sub, side, idx = grow(sub[:k], cap), grow(side[:k], cap), grow(idx[:k], cap)
-        x, k = successor_rows(desc, stm, x, hi, odometer, exit_id, exit_flip, exit_perm, subdesc,
+        x, k = successor_rows(desc, stm, x, hi, odometer, exit_map,
                               indptr[x - lo:], flags[x - lo:], k, sub, side, idx)
     return indptr, sub[:k].copy(), side[:k].copy(), idx[:k].copy(), flags
 

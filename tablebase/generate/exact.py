@@ -48,8 +48,8 @@ def load_side(out: Path, key: str, side: int, *, into: np.ndarray | None = None,
         e = ExitMap.of(scheme.material)
         for sl in range(scheme.num_slices):
             lo, hi = scheme.slice_range(sl)
-            bad = K.resolve_slice(scheme.desc, side, lo, hi, reader.stored_slice(side, sl), e.exit_id, e.exit_flip,
-                                  e.exit_perm, e.subdesc, subs.values, subs.offsets, val[lo:hi])
+            bad = K.resolve_slice(scheme.desc, side, lo, hi, reader.stored_slice(side, sl), e.arrays, subs.values,
+                                  subs.offsets, val[lo:hi])
             if bad:
                 raise CorruptTableError(f"{out / key}: {bad} captures or promotions of slice {sl} lead to positions "
                                         "their sub-tables mark illegal (a sub-table was replaced?)")

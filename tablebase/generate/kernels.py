@@ -13,8 +13,8 @@ from numba import njit
 from ..endgame.board import ON_DIAGONAL, ON_LONG_DIAGONAL
 from ..endgame.index import D_N, D_PAWNFUL, decode, leaf
 from ..endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, SQ_BIT, _exits_into, _pawn_moves_into, _predecessors_into,
-                               _successors_into, _walk_to,
-                               attacked, ep_exits, ep_predecessors, grow, setup_board, successors, unique_small)
+                               _successors_into, _walk_to, attacked, ep_exits, ep_predecessors, grow, scratch,
+                               setup_board, successors, unique_small)
 from .values import (CANT_LOSE, DECIDED, DEPTH_MASK, DRAW, EXIT_DECIDED, EXIT_DRAW, EXIT_LOSS, ILLEGAL, KIND_MASK,
                      MAX_DEPTH, MAX_EXIT_LOSS, MAX_WAYS, TENT_WIN, ZLOST, ZWON, exit_loss_code, is_decided, is_zdecided,
                      resolve, zero_code)
@@ -48,7 +48,7 @@ def _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m):
 
 
 @njit(cache=True)
-def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff):
+def ep_pairs_slice(desc, stm, lo, hi, val, exit_map, subvals, suboff):
     """En-passant vertices of ``[lo, hi)``: for each legal index ``q`` reached by a double
     step ``p -> q`` after which ``stm`` may capture en passant, the vertex "q with an
     en-passant square" has the moves of ``q`` plus those captures. Returns arrays ``q``,
@@ -60,16 +60,9 @@ def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdes
     wins = np.empty(cap, dtype=np.int64)
     draws = np.empty(cap, dtype=np.bool_)
     losses = np.empty(cap, dtype=np.int64)
-    sq = np.empty(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    sub_sq = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
-    pred = np.empty(16, dtype=np.int64)
-    slots = np.empty(16, dtype=np.int64)
-    o_sub = np.empty(MAX_MOVES, dtype=np.int64)
-    o_stm = np.empty(MAX_MOVES, dtype=np.int64)
-    o_idx = np.empty(MAX_MOVES, dtype=np.int64)
-    o_ep = np.empty(MAX_MOVES, dtype=np.int64)
+    s = scratch()
+    sq, tmp, sub_sq, board, o_sub, o_stm, o_idx, o_ep = s.sq, s.tmp, s.sub_sq, s.board, s.o_sub, s.o_stm, s.o_idx, s.o_ep
+    pred, slots = s.e_idx, s.e_ep  # the un-moves' double steps (the e_* lists are free here)
     moves = np.empty(cap, dtype=np.bool_)
     k = 0
     bad_exits = 0
@@ -80,11 +73,9 @@ def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdes
         occ = setup_board(desc, sq, board)
         n = ep_predecessors(desc, sq, x, stm, board, occ, tmp, pred, slots)
         if n:
-            q_moves = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                                 o_sub, o_stm, o_idx, o_ep) > 0
+            q_moves = successors(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, o_ep) > 0
         for a in range(n):
-            m = ep_exits(desc, sq, stm, occ, slots[a], exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                         o_sub, o_stm, o_idx)
+            m = ep_exits(desc, sq, stm, occ, slots[a], exit_map, tmp, sub_sq, o_sub, o_stm, o_idx)
             w, dr, ls, bad = _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m)
             bad_exits += bad
             if k == cap:
@@ -97,12 +88,12 @@ def ep_pairs_slice(desc, stm, lo, hi, val, exit_id, exit_flip, exit_perm, subdes
 
 
 @leaf
-def _has_moves(desc, sq, stm, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-               o_sub, o_stm, o_idx, o_ep, board):
-    """Whether ``stm`` has a legal move in ``sq`` (``board``: scratch space of 64)."""
-    setup_board(desc, sq, board)
-    return successors(desc, sq, -1, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                      o_sub, o_stm, o_idx, o_ep) > 0
+def _has_moves(desc, stm, occ, exit_map, s):
+    """Whether ``stm`` has a legal move in the placement ``s.sq`` (its moves into the
+    ``e_*`` lists, on ``s.board2``)."""
+    setup_board(desc, s.sq, s.board2)
+    return successors(desc, s.sq, -1, stm, s.board2, occ, exit_map, s.tmp, s.sub_sq,
+                      s.e_sub, s.e_stm, s.e_idx, s.e_ep) > 0
 
 
 @njit(cache=True)
@@ -153,7 +144,7 @@ def _distinct(desc, sq, stm, inside, is_king, n_in):
 
 
 @njit(cache=True)
-def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, settles):
+def init_slice(desc, stm, lo, hi, exit_map, subvals, suboff, val, settles):
     """First stage: classify every index of ``[lo, hi)`` and read its exits.
 
     Writes ``val`` and ``settles`` (length ``hi - lo``): the ply at which the exits decide
@@ -162,25 +153,15 @@ def init_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
     marks illegal (a bug or a corrupted sub-table: must be 0) and of positions with more
     ways out, or a slower losing exit, than a value holds.
     """
-    sq = np.empty(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    sub_sq = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
-    o_sub = np.empty(MAX_MOVES, dtype=np.int64)
-    o_stm = np.empty(MAX_MOVES, dtype=np.int64)
-    o_idx = np.empty(MAX_MOVES, dtype=np.int64)
-    o_ep = np.empty(MAX_MOVES, dtype=np.int64)
-    inside = np.empty(MAX_MOVES, dtype=np.int64)
-    is_king = np.empty(MAX_MOVES, dtype=np.bool_)
-    return _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, settles,
-                      sq, tmp, sub_sq, board, o_sub, o_stm, o_idx, o_ep, inside, is_king)
+    return _init_loop(desc, stm, lo, hi, exit_map, subvals, suboff, val, settles, scratch())
 
 
 @leaf
-def _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, val, settles,
-               sq, tmp, sub_sq, board, o_sub, o_stm, o_idx, o_ep, inside, is_king):
+def _init_loop(desc, stm, lo, hi, exit_map, subvals, suboff, val, settles, s):
     """:func:`init_slice` with its scratch arrays: one compiled loop, the move generation
     inlined (a call per position passes each array as seven words)."""
+    sq, tmp, sub_sq, board, inside, is_king = s.sq, s.tmp, s.sub_sq, s.board, s.inside, s.is_king
+    o_sub, o_stm, o_idx, o_ep = s.o_sub, s.o_stm, s.o_idx, s.o_ep
     bad_exits = 0
     overflow = 0
     for x in range(lo, hi):
@@ -190,8 +171,7 @@ def _init_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subval
         if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):
             val[j] = ILLEGAL
             continue
-        m = _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                             o_sub, o_stm, o_idx, 0, o_ep, True)
+        m = _successors_into(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, 0, o_ep, True)
         if m == 0:
             # A stalemate is a draw with no exit (CANT_LOSE says a capture or promotion draws).
             val[j] = DECIDED if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else DRAW
@@ -276,10 +256,7 @@ def retro_step(desc, stm, frontier, lo, hi, other, ply, win, dtz, shift, hits):
     Returns how many positions it decided and the predecessors outside ``[lo, hi)``, for
     the partitions that own them (to :func:`apply_predecessors`).
     """
-    sq = np.zeros(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    board = np.full(64, -1, dtype=np.int64)  # kept from position to position: see _retro_loop
-    buf = np.empty(MAX_MOVES, dtype=np.int64)
+    s = scratch()  # its board is kept from position to position: see _retro_loop
     # Grown as needed: the caller keeps what this returns, so it should not pin more than
     # about twice that (most un-moves of a partition land in it).
     remote = np.empty(4 * MAX_MOVES, dtype=np.int64)
@@ -290,17 +267,17 @@ def retro_step(desc, stm, frontier, lo, hi, other, ply, win, dtz, shift, hits):
         if n_remote + MAX_MOVES > remote.shape[0]:
             remote = grow(remote[:n_remote], 2 * remote.shape[0])
         done, d, n_remote = _retro_loop(desc, stm, frontier, done, lo, hi, other, ply, win, dtz, shift, hits,
-                                        remote, n_remote, sq, tmp, board, buf)
+                                        remote, n_remote, s)
         decided += d
     return decided, remote[:n_remote]
 
 
 @leaf
-def _retro_loop(desc, stm, frontier, start, lo, hi, other, ply, win, dtz, shift, hits, remote, n_remote, sq, tmp,
-                board, buf):
+def _retro_loop(desc, stm, frontier, start, lo, hi, other, ply, win, dtz, shift, hits, remote, n_remote, s):
     """:func:`retro_step` from ``frontier[start]`` until done or ``remote`` has room for
     fewer than MAX_MOVES more; returns where it stopped, how many it decided, the new
     ``n_remote``."""
+    sq, tmp, board, buf = s.sq, s.tmp, s.board, s.inside
     n = desc[D_N]
     decided = 0
     i = start
@@ -383,37 +360,24 @@ def _block_end(n, base, shift, a):
 
 
 @njit(cache=True)
-def verify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff):
+def verify_slice(desc, stm, lo, hi, own, other, exit_map, subvals, suboff):
     """Re-check ``own`` (final values of ``[lo, hi)``, side to move ``stm``) against
     Romano's definitions from each position's successors: ``other`` holds the table's
     final values for the other side to move, ``subvals``/``suboff`` the sub-tables'.
 
     Returns the offsets (from ``lo``) of the positions that disagree.
     """
-    sq = np.empty(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    sub_sq = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
-    o_sub = np.empty(MAX_MOVES, dtype=np.int64)
-    o_stm = np.empty(MAX_MOVES, dtype=np.int64)
-    o_idx = np.empty(MAX_MOVES, dtype=np.int64)
-    o_ep = np.empty(MAX_MOVES, dtype=np.int64)
-    e_sub = np.empty(MAX_MOVES, dtype=np.int64)
-    e_stm = np.empty(MAX_MOVES, dtype=np.int64)
-    e_idx = np.empty(MAX_MOVES, dtype=np.int64)
-    e_ep = np.empty(MAX_MOVES, dtype=np.int64)
-    board2 = np.empty(64, dtype=np.int64)
     bad = np.empty(hi - lo, dtype=np.int64)
-    nbad = _verify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff,
-                        sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx, e_ep, bad)
+    nbad = _verify_loop(desc, stm, lo, hi, own, other, exit_map, subvals, suboff, scratch(), bad)
     return bad[:nbad]
 
 
 @leaf
-def _verify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff,
-                 sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx, e_ep, bad):
+def _verify_loop(desc, stm, lo, hi, own, other, exit_map, subvals, suboff, s, bad):
     """:func:`verify_slice` with its scratch arrays, one compiled loop like init's; returns
     how many offsets it wrote to ``bad``."""
+    sq, tmp, sub_sq, board = s.sq, s.tmp, s.sub_sq, s.board
+    o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx = s.o_sub, s.o_stm, s.o_idx, s.o_ep, s.e_sub, s.e_stm, s.e_idx
     nbad = 0
     for x in range(lo, hi):
         j = x - lo
@@ -423,8 +387,7 @@ def _verify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
                 bad[nbad] = j
                 nbad += 1
             continue
-        m = _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                             o_sub, o_stm, o_idx, 0, o_ep, True)
+        m = _successors_into(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, 0, o_ep, True)
         # Expected value: win in 1 + min over lost successors, else draw if any successor
         # is not a win for the opponent, else loss in 1 + max; no move: mate or stalemate.
         best_win = MAX_DEPTH + 1
@@ -438,11 +401,9 @@ def _verify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
                 to = frm + (16 if stm == 0 else -16)
                 sq[i] = to
                 occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to]
-                ne = ep_exits(desc, sq, 1 - stm, occ2, i, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                              e_sub, e_stm, e_idx)
+                ne = ep_exits(desc, sq, 1 - stm, occ2, i, exit_map, tmp, sub_sq, e_sub, e_stm, e_idx)
                 w, dr, ls, nb = _exit_summary(subvals, suboff, e_sub, e_stm, e_idx, ne)
-                q_moves = _has_moves(desc, sq, 1 - stm, occ2, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                                     e_sub, e_stm, e_idx, e_ep, board2)
+                q_moves = _has_moves(desc, 1 - stm, occ2, exit_map, s)
                 sq[i] = frm
                 v = ILLEGAL if nb else ep_vertex_value(other[o_idx[k]], q_moves, w, dr, ls)
             elif o_sub[k] < 0:
@@ -478,27 +439,19 @@ def _verify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, s
 
 
 @njit(cache=True)
-def resolve_slice(desc, stm, lo, hi, stored, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, out):
+def resolve_slice(desc, stm, lo, hi, stored, exit_map, subvals, suboff, out):
     """Exact codes of ``[lo, hi)`` (side to move ``stm``) into ``out``, from the shards'
     codes ``stored`` (:func:`~tablebase.generate.values.exact_from_stored` of the
     ``value`` column, index order): ILLEGAL where the index is no legal position, else
     the better of the stored value and the best capture or promotion, whose values the
     sub-tables ``subvals``/``suboff`` hold (exact). Returns how many exits reached a
     position their sub-table marks illegal or a side not loaded (must be 0)."""
-    sq = np.empty(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    sub_sq = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
-    o_sub = np.empty(MAX_MOVES, dtype=np.int64)
-    o_stm = np.empty(MAX_MOVES, dtype=np.int64)
-    o_idx = np.empty(MAX_MOVES, dtype=np.int64)
-    return _resolve_loop(desc, stm, lo, hi, stored, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, out,
-                         sq, tmp, sub_sq, board, o_sub, o_stm, o_idx)
+    return _resolve_loop(desc, stm, lo, hi, stored, exit_map, subvals, suboff, out, scratch())
 
 
 @leaf
-def _resolve_loop(desc, stm, lo, hi, stored, exit_id, exit_flip, exit_perm, subdesc, subvals, suboff, out,
-                  sq, tmp, sub_sq, board, o_sub, o_stm, o_idx):
+def _resolve_loop(desc, stm, lo, hi, stored, exit_map, subvals, suboff, out, s):
+    sq, tmp, sub_sq, board, o_sub, o_stm, o_idx = s.sq, s.tmp, s.sub_sq, s.board, s.o_sub, s.o_stm, s.o_idx
     bad_exits = 0
     for x in range(lo, hi):
         j = x - lo
@@ -507,8 +460,7 @@ def _resolve_loop(desc, stm, lo, hi, stored, exit_id, exit_flip, exit_perm, subd
             out[j] = ILLEGAL
             continue
         v = stored[j]
-        m = _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                        o_sub, o_stm, o_idx)
+        m = _exits_into(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx)
         if m:
             best_win, has_draw, worst_loss, bad = _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m)
             bad_exits += bad
@@ -527,7 +479,7 @@ def _zero_class(subcls, suboff, sid, stm, idx):
 
 
 @njit(cache=True)
-def zinit_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls, zval, settles):
+def zinit_slice(desc, stm, lo, hi, exit_map, subcls, suboff, them_cls, zval, settles):
     """First stage of a DTZ pass over ``[lo, hi)`` (side to move ``stm``): classify each
     index and value its zeroing moves. ``subcls``/``suboff``: the sub-tables' classes
     (:class:`~tablebase.generate.partition.SubtableValues` of int8), both sides of those a
@@ -537,30 +489,14 @@ def zinit_slice(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcl
     distance at which the zeroing moves decide something, 0 for none); returns how many
     zeroing moves reached a side not loaded (must be 0) and of positions with more ways
     out than a value holds."""
-    sq = np.empty(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    sub_sq = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
-    board2 = np.empty(64, dtype=np.int64)
-    o_sub = np.empty(MAX_MOVES, dtype=np.int64)
-    o_stm = np.empty(MAX_MOVES, dtype=np.int64)
-    o_idx = np.empty(MAX_MOVES, dtype=np.int64)
-    o_ep = np.empty(MAX_MOVES, dtype=np.int64)
-    e_sub = np.empty(MAX_MOVES, dtype=np.int64)
-    e_stm = np.empty(MAX_MOVES, dtype=np.int64)
-    e_idx = np.empty(MAX_MOVES, dtype=np.int64)
-    e_ep = np.empty(MAX_MOVES, dtype=np.int64)
-    inside = np.empty(MAX_MOVES, dtype=np.int64)
-    is_king = np.empty(MAX_MOVES, dtype=np.bool_)
-    return _zinit_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls, zval,
-                       settles, sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx, e_ep,
-                       inside, is_king)
+    return _zinit_loop(desc, stm, lo, hi, exit_map, subcls, suboff, them_cls, zval, settles, scratch())
 
 
 @leaf
-def _zinit_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls, zval, settles,
-                sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx, e_ep, inside, is_king):
+def _zinit_loop(desc, stm, lo, hi, exit_map, subcls, suboff, them_cls, zval, settles, s):
     """:func:`zinit_slice` with its scratch arrays, one compiled loop as :func:`_init_loop`."""
+    sq, tmp, sub_sq, board, inside, is_king = s.sq, s.tmp, s.sub_sq, s.board, s.inside, s.is_king
+    o_sub, o_stm, o_idx, o_ep = s.o_sub, s.o_stm, s.o_idx, s.o_ep
     bad = 0
     overflow = 0
     for x in range(lo, hi):
@@ -570,8 +506,7 @@ def _zinit_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcl
         if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):
             zval[j] = ILLEGAL
             continue
-        m = _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                             o_sub, o_stm, o_idx, 0, o_ep, True)
+        m = _successors_into(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, 0, o_ep, True)
         if m == 0:
             zval[j] = ZLOST if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else DRAW
             continue
@@ -580,8 +515,7 @@ def _zinit_loop(desc, stm, lo, hi, exit_id, exit_flip, exit_perm, subdesc, subcl
         slowest_loss = 0
         n_in = 0
         for k in range(m):
-            c = _move_class(desc, sq, stm, occ, k, o_sub, o_stm, o_idx, o_ep, exit_id, exit_flip, exit_perm, subdesc,
-                            subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2)
+            c = _move_class(desc, stm, occ, k, exit_map, subcls, suboff, them_cls, s)
             if c == PIECE_MOVE:
                 inside[n_in] = o_idx[k]
                 is_king[n_in] = o_ep[k] == KING_MOVE
@@ -628,7 +562,7 @@ def _zinit_code(fastest_win, has_draw, slowest_loss, ways):
 
 
 @njit(cache=True)
-def zinit_from_dtm(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit_id, exit_flip, exit_perm, subdesc,
+def zinit_from_dtm(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit_map,
                    subcls, suboff, them_cls, zval, settles):
     """:func:`zinit_slice` from the slice's DTM init codes ``init`` (:func:`init_slice`'s,
     before any pass) and its finished DTM codes ``final``, generating no piece move. A
@@ -642,26 +576,15 @@ def zinit_from_dtm(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit_
     loses at 1), else they are generated and their classes read. ``pawn_moves``: the side
     has pawns, whose moves that stay in the table are generated (valued by ``them_cls``,
     an en-passant vertex by its captures too). Returns how many zeroing moves reached a side not loaded (must be 0)."""
-    sq = np.empty(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    sub_sq = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
-    board2 = np.empty(64, dtype=np.int64)
-    p_idx = np.empty(16, dtype=np.int64)
-    p_ep = np.empty(16, dtype=np.int64)
-    e_sub = np.empty(MAX_MOVES, dtype=np.int64)
-    e_stm = np.empty(MAX_MOVES, dtype=np.int64)
-    e_idx = np.empty(MAX_MOVES, dtype=np.int64)
-    e_ep = np.empty(MAX_MOVES, dtype=np.int64)
-    return _zinit_dtm_loop(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit_id, exit_flip, exit_perm,
-                           subdesc, subcls, suboff, them_cls, zval, settles, sq, tmp, sub_sq, board, board2, p_idx,
-                           p_ep, e_sub, e_stm, e_idx, e_ep)
+    return _zinit_dtm_loop(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit_map, subcls, suboff,
+                           them_cls, zval, settles, scratch())
 
 
 @leaf
-def _zinit_dtm_loop(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit_id, exit_flip, exit_perm, subdesc,
-                    subcls, suboff, them_cls, zval, settles, sq, tmp, sub_sq, board, board2, p_idx, p_ep,
-                    e_sub, e_stm, e_idx, e_ep):
+def _zinit_dtm_loop(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit_map,
+                    subcls, suboff, them_cls, zval, settles, s):
+    sq, tmp, sub_sq, board, e_sub, e_stm, e_idx = s.sq, s.tmp, s.sub_sq, s.board, s.e_sub, s.e_stm, s.e_idx
+    p_idx, p_ep = s.o_idx, s.o_ep  # the pawn moves (the o_* lists are free here)
     bad = 0
     walk = read_exits or pawn_moves
     occ = np.uint64(0)
@@ -691,8 +614,7 @@ def _zinit_dtm_loop(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit
         # A position without exits has none to read; a drawing exit (CANT_LOSE: none wins)
         # draws whatever the classes.
         if read_exits and (exit_win or exit_loss):
-            m = _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                            e_sub, e_stm, e_idx)
+            m = _exits_into(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, e_sub, e_stm, e_idx)
             for k in range(m):
                 c = _zero_class(subcls, suboff, e_sub[k], e_stm[k], e_idx[k])
                 if c == 3:
@@ -709,9 +631,7 @@ def _zinit_dtm_loop(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit
                 if p_ep[k] == PAWN_PUSH:
                     c = np.int64(them_cls[p_idx[k]])
                 else:
-                    c = _ep_vertex_class(desc, sq, stm, occ, p_ep[k], p_idx[k], exit_id, exit_flip, exit_perm,
-                                         subdesc, subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep,
-                                         board2)
+                    c = _ep_vertex_class(desc, stm, occ, p_ep[k], p_idx[k], exit_map, subcls, suboff, them_cls, s)
                     if c == 3:
                         bad += 1
                         continue
@@ -726,33 +646,33 @@ PIECE_MOVE = -9
 
 
 @njit(cache=True, inline="always")
-def _move_class(desc, sq, stm, occ, k, o_sub, o_stm, o_idx, o_ep, exit_id, exit_flip, exit_perm, subdesc, subcls,
-                suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2):
-    """The class of the position move ``k`` of the successor lists leads to, from the side
-    to move there, where it zeroes the clock (3: a sub-table side not loaded); PIECE_MOVE
-    for a piece move."""
+def _move_class(desc, stm, occ, k, exit_map, subcls, suboff, them_cls, s):
+    """The class of the position move ``k`` of the successor lists (``s.o_*``) leads to,
+    from the side to move there, where it zeroes the clock (3: a sub-table side not
+    loaded); PIECE_MOVE for a piece move."""
+    o_sub, o_stm, o_idx, o_ep = s.o_sub, s.o_stm, s.o_idx, s.o_ep
     if o_sub[k] >= 0:
         return _zero_class(subcls, suboff, o_sub[k], o_stm[k], o_idx[k])
     if o_ep[k] == PAWN_PUSH:
         return np.int64(them_cls[o_idx[k]])
     if o_ep[k] >= 0:
-        return _ep_vertex_class(desc, sq, stm, occ, o_ep[k], o_idx[k], exit_id, exit_flip, exit_perm, subdesc,
-                                subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2)
+        return _ep_vertex_class(desc, stm, occ, o_ep[k], o_idx[k], exit_map, subcls, suboff, them_cls, s)
     return np.int64(PIECE_MOVE)
 
 
 @njit(cache=True, inline="always")
-def _ep_vertex_class(desc, sq, stm, occ, slot, q, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls,
-                     tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2):
+def _ep_vertex_class(desc, stm, occ, slot, q, exit_map, subcls, suboff, them_cls, s):
     """The class of "q with an en-passant square" (``q``: the index after the double step
-    of the pawn in ``slot`` of ``stm``; side to move ``1 - stm``): the better of q's and
-    that of its en-passant captures (q's alone counts only if q has a move)."""
+    of the pawn in ``slot`` of ``stm`` in the placement ``s.sq``; side to move ``1 - stm``):
+    the better of q's and that of its en-passant captures (q's alone counts only if q has
+    a move). Uses the ``e_*`` lists."""
+    sq, e_sub, e_stm, e_idx = s.sq, s.e_sub, s.e_stm, s.e_idx
     them = 1 - stm
     frm = sq[slot]
     to = frm + (16 if stm == 0 else -16)
     sq[slot] = to
     occ2 = (occ ^ SQ_BIT[frm]) | SQ_BIT[to]
-    n = ep_exits(desc, sq, them, occ2, slot, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq, e_sub, e_stm, e_idx)
+    n = ep_exits(desc, sq, them, occ2, slot, exit_map, s.tmp, s.sub_sq, e_sub, e_stm, e_idx)
     best = np.int64(-3)
     for k in range(n):
         c = _zero_class(subcls, suboff, e_sub[k], e_stm[k], e_idx[k])
@@ -760,8 +680,7 @@ def _ep_vertex_class(desc, sq, stm, occ, slot, q, exit_id, exit_flip, exit_perm,
             best = 3
             break
         best = max(best, -c)
-    if best != 3 and _has_moves(desc, sq, them, occ2, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                                e_sub, e_stm, e_idx, e_ep, board2):
+    if best != 3 and _has_moves(desc, them, occ2, exit_map, s):
         best = max(best, np.int64(them_cls[q]))
     sq[slot] = frm
     return best
@@ -798,35 +717,20 @@ def zsettle_exits(zval, e, base, shift, hits):
 
 
 @njit(cache=True)
-def zverify_slice(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls):
+def zverify_slice(desc, stm, lo, hi, own, other, exit_map, subcls, suboff, them_cls):
     """Re-check the finished DTZ codes ``own`` of ``[lo, hi)`` (side to move ``stm``) from
     each position's successors: ``other`` the table's DTZ codes for the other side to move
     (its piece moves), ``them_cls`` their classes and ``subcls``/``suboff`` the sub-tables'
     (its zeroing moves, as :func:`zinit_slice` reads them). Returns the offsets that disagree."""
-    sq = np.empty(16, dtype=np.int64)
-    tmp = np.empty(16, dtype=np.int64)
-    sub_sq = np.empty(16, dtype=np.int64)
-    board = np.empty(64, dtype=np.int64)
-    board2 = np.empty(64, dtype=np.int64)
-    o_sub = np.empty(MAX_MOVES, dtype=np.int64)
-    o_stm = np.empty(MAX_MOVES, dtype=np.int64)
-    o_idx = np.empty(MAX_MOVES, dtype=np.int64)
-    o_ep = np.empty(MAX_MOVES, dtype=np.int64)
-    e_sub = np.empty(MAX_MOVES, dtype=np.int64)
-    e_stm = np.empty(MAX_MOVES, dtype=np.int64)
-    e_idx = np.empty(MAX_MOVES, dtype=np.int64)
-    e_ep = np.empty(MAX_MOVES, dtype=np.int64)
     bad = np.empty(hi - lo, dtype=np.int64)
-    nbad = _zverify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff,
-                         them_cls, sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx,
-                         e_ep, bad)
+    nbad = _zverify_loop(desc, stm, lo, hi, own, other, exit_map, subcls, suboff, them_cls, scratch(), bad)
     return bad[:nbad]
 
 
 @leaf
-def _zverify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, subdesc, subcls, suboff, them_cls,
-                  sq, tmp, sub_sq, board, board2, o_sub, o_stm, o_idx, o_ep, e_sub, e_stm, e_idx, e_ep, bad):
+def _zverify_loop(desc, stm, lo, hi, own, other, exit_map, subcls, suboff, them_cls, s, bad):
     """:func:`zverify_slice` with its scratch arrays; returns how many offsets it wrote to ``bad``."""
+    sq, tmp, sub_sq, board, o_sub, o_stm, o_idx, o_ep = s.sq, s.tmp, s.sub_sq, s.board, s.o_sub, s.o_stm, s.o_idx, s.o_ep
     nbad = 0
     for x in range(lo, hi):
         j = x - lo
@@ -836,15 +740,13 @@ def _zverify_loop(desc, stm, lo, hi, own, other, exit_id, exit_flip, exit_perm, 
                 bad[nbad] = j
                 nbad += 1
             continue
-        m = _successors_into(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                             o_sub, o_stm, o_idx, 0, o_ep, True)
+        m = _successors_into(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, 0, o_ep, True)
         fastest_win = MAX_DEPTH + 1
         slowest_loss = -1
         has_draw = False
         broken = False
         for k in range(m):
-            c = _move_class(desc, sq, stm, occ, k, o_sub, o_stm, o_idx, o_ep, exit_id, exit_flip, exit_perm, subdesc,
-                            subcls, suboff, them_cls, tmp, sub_sq, e_sub, e_stm, e_idx, e_ep, board2)
+            c = _move_class(desc, stm, occ, k, exit_map, subcls, suboff, them_cls, s)
             if c == PIECE_MOVE:
                 v = other[o_idx[k]]
                 if v == ILLEGAL:

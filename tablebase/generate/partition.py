@@ -214,8 +214,8 @@ class Partition:
             # Per slice, so that the temporaries below stay small beside the values.
             lo, hi = self.scheme.slice_range(sl)
             val = self.val[stm][lo - self.lo:hi - self.lo]
-            bad, overflow = K.init_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm,
-                                         e.subdesc, s.values, s.offsets, val, settles[:hi - lo])
+            bad, overflow = K.init_slice(self.scheme.desc, stm, lo, hi, e.arrays, s.values, s.offsets, val,
+                                         settles[:hi - lo])
             if bad:
                 raise GenerationError(f"{self.scheme.material}: {bad} exits of slice {sl} (side {stm}) lead to "
                                       "positions their sub-table marks illegal (or to a side not loaded)")
@@ -291,12 +291,11 @@ class Partition:
             if init_codes is not None:
                 raw = np.frombuffer(PACKING.decompress(init_codes[sl], decompressed_size=2 * (hi - lo)), dtype=np.uint16)
                 bad = K.zinit_from_dtm(self.scheme.desc, stm, lo, hi, raw, self._dtm_slice(stm, sl), read_exits, pawns,
-                                       e.exit_id, e.exit_flip, e.exit_perm, e.subdesc, s.values, s.offsets,
-                                       them_classes, z, settles[:hi - lo])
+                                       e.arrays, s.values, s.offsets, them_classes, z, settles[:hi - lo])
                 overflow = 0
             else:
-                bad, overflow = K.zinit_slice(self.scheme.desc, stm, lo, hi, e.exit_id, e.exit_flip, e.exit_perm,
-                                              e.subdesc, s.values, s.offsets, them_classes, z, settles[:hi - lo])
+                bad, overflow = K.zinit_slice(self.scheme.desc, stm, lo, hi, e.arrays, s.values, s.offsets,
+                                              them_classes, z, settles[:hi - lo])
             if bad:
                 raise GenerationError(f"{self.scheme.material}: {bad} zeroing moves of slice {sl} (side {stm}) "
                                       "reach a sub-table side not loaded")
@@ -339,8 +338,7 @@ class Partition:
     def _init_en_passant(self, stm: int, subtables: SubtableValues) -> None:
         e, s = self.exits, subtables
         q, p, win, draw, loss, q_moves, bad = K.ep_pairs_slice(self.scheme.desc, stm, self.lo, self.hi,
-                                                               self.val[stm], e.exit_id, e.exit_flip, e.exit_perm,
-                                                               e.subdesc, s.values, s.offsets)
+                                                               self.val[stm], e.arrays, s.values, s.offsets)
         if bad:
             raise GenerationError(f"{self.scheme.material}: {bad} en-passant captures (side {stm}) lead to "
                                   "positions their sub-table marks illegal")

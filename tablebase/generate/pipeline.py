@@ -171,8 +171,10 @@ class TableStats:
     positions: int = 0
     legal: int = 0
     plies: int = 0
-    seconds: float = 0.0
-    pass_seconds: float = 0.0
+    seconds: float = 0.0  # end to end: the partitions' start to the manifest
+    pass_seconds: float = 0.0  # the DTM passes
+    init_seconds: float = 0.0  # init (reading the sub-tables, classifying), or a resume
+    write_seconds: float = 0.0  # the storage orders and the shards
     bytes: int = 0
     skipped: bool = False
     counts: dict = field(default_factory=dict)
@@ -223,9 +225,9 @@ def run_passes(key: str, parts: Partitions, progress: Progress | None = None, *,
     else:
         legal, ply, total = cp.legal, cp.ply, cp.decided
         log.info("%s: resumed from the checkpoint of ply %d", key, ply)
-    stats = TableStats(material=key, positions=2 * IndexScheme.of(key).size, legal=legal,
-                       resumed_from=cp.ply if cp else 0)
     t1 = last_save = time.perf_counter()
+    stats = TableStats(material=key, positions=2 * IndexScheme.of(key).size, legal=legal,
+                       resumed_from=cp.ply if cp else 0, init_seconds=t1 - t0)
 
     def after_ply(ply: int, decided: int, total: int) -> None:
         nonlocal last_save
@@ -367,12 +369,16 @@ def solve_table(key: str, parts: Partitions, folder: Path | None = None, progres
             stats = run_passes(key, parts, progress, checkpoints=checkpoints,
                                checkpoint_seconds=checkpoint_seconds if checkpoint_seconds is not None else math.inf,
                                dtz=dtz)
+            t = time.perf_counter()
             orders = choose_orders(key, parts, coding)
+            stats.write_seconds = time.perf_counter() - t
             if dtz:
                 t = time.perf_counter()
                 stats.dtz_passes, stats.dtz_plies = run_dtz(key, parts, progress)
                 stats.dtz_seconds = time.perf_counter() - t
+            t = time.perf_counter()
             infos = parts.finish(folder, orders, coding, stage_ticker(progress, key, "writing", "shards"))
+            stats.write_seconds += time.perf_counter() - t
             stats.worker_peak_bytes, stats.node_peak_bytes = peaks(parts)
             stats.routed_bytes, stats.routed_ply_bytes = routed(parts)
         except PartitionLost as e:

@@ -55,8 +55,8 @@ def verify_table(out: Path, key: str) -> VerifyResult:
             subs = load_subtables(out, key, stm)  # the sides this side's exits reach
             for s in range(scheme.num_slices):
                 lo, hi = scheme.slice_range(s)
-                bad = K.verify_slice(scheme.desc, stm, lo, hi, own[stm][lo:hi], own[1 - stm], e.exit_id,
-                                     e.exit_flip, e.exit_perm, e.subdesc, subs.values, subs.offsets)
+                bad = K.verify_slice(scheme.desc, stm, lo, hi, own[stm][lo:hi], own[1 - stm], e.arrays, subs.values,
+                                     subs.offsets)
                 result.mismatches += len(bad)
                 result.examples += [(stm, lo + int(j)) for j in bad[:max(0, 5 - len(result.examples))]]
             result.positions += int(np.count_nonzero(own[stm] != ILLEGAL))
@@ -71,8 +71,8 @@ def verify_table(out: Path, key: str) -> VerifyResult:
             subs = load_subtable_classes(out, key, stm)
             for s in range(scheme.num_slices):
                 lo, hi = scheme.slice_range(s)
-                bad = K.zverify_slice(scheme.desc, stm, lo, hi, zown[stm][lo:hi], zown[1 - stm], e.exit_id,
-                                      e.exit_flip, e.exit_perm, e.subdesc, subs.values, subs.offsets, classes[1 - stm])
+                bad = K.zverify_slice(scheme.desc, stm, lo, hi, zown[stm][lo:hi], zown[1 - stm], e.arrays, subs.values,
+                                      subs.offsets, classes[1 - stm])
                 result.dtz_mismatches += len(bad)
                 result.examples += [(stm, lo + int(j)) for j in bad[:max(0, 5 - len(result.examples))]]
     except (CorruptTableError, FileNotFoundError) as err:

@@ -289,7 +289,7 @@ def _cut_state(tt, other, u, r):
 
 
 @njit(cache=True, inline="always")
-def _expand(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, v, mine, arena, at, sq, tmp, sub_sq,
+def _expand(desc, exit_map, leaf_val, leaf_off, v, mine, arena, at, sq, tmp, sub_sq,
             board, out_sub, out_stm, out_idx, out_ep, seen, stamp, hint):
     """Write the successors of position ``v`` to ``arena`` from row ``at``: positions as
     vertices, leaves with their ``d`` when g wins them (else -1), a move's duplicates
@@ -299,7 +299,7 @@ def _expand(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, v,
     :func:`kernels.moves`, or ``(_NO_LEAF_VALUE, 0)`` when a leaf has no value in its
     table."""
     stm = (v >> 7) & 1
-    m, flag = kernels.moves(desc, stm, v >> 8, (v & 127) - 1, exit_id, exit_flip, exit_perm, subdesc, sq, tmp,
+    m, flag = kernels.moves(desc, stm, v >> 8, (v & 127) - 1, exit_map, sq, tmp,
                             sub_sq, board, out_sub, out_stm, out_idx, out_ep)
     if m <= 0:
         return m, flag
@@ -343,7 +343,7 @@ def _expand(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, v,
 
 
 @njit(cache=True, inline="always")
-def _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs, order, tt, other, arena, ctl, v, sq,
+def _open(desc, exit_map, leaf_val, leaf_off, gs, order, tt, other, arena, ctl, v, sq,
           tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen):
     """Expand vertex ``v`` (one node) into the arena's free rows, its entry made, the
     successors' slots in both tables prefetched: (slot, g to move, first row, hint,
@@ -353,7 +353,7 @@ def _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs, 
     mine = ((v >> 7) & 1) == gs
     at = ctl[C_ATOP]
     hint = _hint(tt, s) if order == ORDER_HEURISTIC else -1
-    n, flag = _expand(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, v, mine, arena, at, sq, tmp,
+    n, flag = _expand(desc, exit_map, leaf_val, leaf_off, v, mine, arena, at, sq, tmp,
                       sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen, ctl[C_NODES], hint)
     mask, other_mask = tt.shape[0] - 1, other.shape[0] - 1
     for i in range(at, at + max(n, 0)):
@@ -490,7 +490,7 @@ def _scratch():
 
 
 @njit(cache=True, nogil=True)
-def plain_run(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs, close, black_first, order,
+def plain_run(desc, exit_map, leaf_val, leaf_off, gs, close, black_first, order,
               tt, other, frames, arena, pend, ctl, node_limit):
     """Plain WinTree for the player whose table side to move is ``gs``, from ``ctl[C_ROOT]``
     when no frame is open, else going on with the open frames; ``close`` closes cycles.
@@ -520,7 +520,7 @@ def plain_run(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, 
             # A sink is settled at once, anything else becomes the new top frame.
             v = opened
             opened = -1
-            s, mine, at, hint, n, flag = _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs,
+            s, mine, at, hint, n, flag = _open(desc, exit_map, leaf_val, leaf_off, gs,
                                                order, tt, other, arena, ctl, v, sq, tmp, sub_sq, board, out_sub,
                                                out_stm, out_idx, out_ep, seen)
             if n < 0:
@@ -662,7 +662,7 @@ def plain_run(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, 
 
 
 @njit(cache=True, nogil=True)
-def cut_run(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs, black_first, order,
+def cut_run(desc, exit_map, leaf_val, leaf_off, gs, black_first, order,
             tt, other, frames, arena, pend, ctl, node_limit):
     """WinTree on the game cut at ``ctl[C_PLIES]`` plies (see
     :class:`~tablebase.online.bounded.DepthBounded`; leaves do not count), from
@@ -687,7 +687,7 @@ def cut_run(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs
             v = opened
             r = opened_r
             opened = -1
-            s, mine, at, hint, n, flag = _open(desc, exit_id, exit_flip, exit_perm, subdesc, leaf_val, leaf_off, gs,
+            s, mine, at, hint, n, flag = _open(desc, exit_map, leaf_val, leaf_off, gs,
                                                order, tt, other, arena, ctl, v, sq, tmp, sub_sq, board, out_sub,
                                                out_stm, out_idx, out_ep, seen)
             if n < 0:
@@ -924,8 +924,7 @@ class CompiledSearch:
         self.max_bytes = max_bytes
         self.leaf_val, self.leaf_off = leaf_values(graph)
         exits = graph.exits
-        self._graph_args = (graph.scheme.desc, exits.exit_id, exits.exit_flip, exits.exit_perm, exits.subdesc,
-                            self.leaf_val, self.leaf_off)
+        self._graph_args = (graph.scheme.desc, exits.arrays, self.leaf_val, self.leaf_off)
         self.tt = _new_table(_START_SLOTS)
         self.frames = np.zeros((_START_FRAMES, F_LEN), np.int64)
         self.arena = np.zeros((_START_ARENA, A_LEN), np.int64)

@@ -269,8 +269,8 @@ class SearchGraph:
         stm, idx, ep = unpack(v)
         exits = self.exits
         out_sub, out_stm, out_idx, out_ep, out_check, out_features = self._bufs
-        m, flag = kernels.expand(self.scheme.desc, stm, idx, ep, exits.exit_id, exits.exit_flip, exits.exit_perm,
-                                 exits.subdesc, out_sub, out_stm, out_idx, out_ep, out_check, out_features)
+        m, flag = kernels.expand(self.scheme.desc, stm, idx, ep, exits.arrays, out_sub, out_stm, out_idx, out_ep,
+                                 out_check, out_features)
         self.expansions += 1
         if m < 0:
             memo = self._memo[v] = ([], {}, m)

@@ -44,8 +44,7 @@ def _king_distance(a, b):
 
 
 @njit(cache=True, inline="always")
-def moves(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, sq, tmp, sub_sq, board,
-          out_sub, out_stm, out_idx, out_ep):
+def moves(desc, stm, x, ep_square, exit_map, sq, tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep):
     """The moves of :func:`expand` without the check flags and features, into the ``out_*``
     arrays, with scratch arrays passed in (``sq``, ``tmp``, ``sub_sq``: 16 int64;
     ``board``: 64): what a search that expands millions of positions calls, inlined.
@@ -56,8 +55,7 @@ def moves(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, sq, t
     occ = setup_board(desc, sq, board)
     if not is_legal(desc, sq, stm, occ):
         return ILLEGAL, 0
-    m = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                   out_sub, out_stm, out_idx, out_ep)
+    m = successors(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_stm, out_idx, out_ep)
     for k in range(m):
         slot = out_ep[k]
         if slot >= 0:
@@ -70,8 +68,7 @@ def moves(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, sq, t
         if (slot < 0 or desc[D_TYPE + slot] != PAWN or desc[D_COLOUR + slot] == stm
                 or (ep_square >> 3) != (3 if stm == 1 else 4) or not ep_capture_legal(desc, sq, stm, occ, slot)):
             return BAD_EP, 0
-        n = ep_exits(desc, sq, stm, occ, slot, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                     out_sub[m:], out_stm[m:], out_idx[m:])
+        n = ep_exits(desc, sq, stm, occ, slot, exit_map, tmp, sub_sq, out_sub[m:], out_stm[m:], out_idx[m:])
         for k in range(m, m + n):
             out_ep[k] = -1
         m += n
@@ -82,8 +79,7 @@ def moves(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, sq, t
 
 
 @njit(cache=True, inline="always")
-def features(desc, stm, x, exit_id, exit_flip, exit_perm, subdesc, sq, tmp, sub_sq, board,
-             r_sub, r_stm, r_idx, r_ep):
+def features(desc, stm, x, exit_map, sq, tmp, sub_sq, board, r_sub, r_stm, r_idx, r_ep):
     """What move ordering reads of index ``x`` of this table with ``stm`` to move (the
     position a move reached): its number of legal moves but en-passant captures (bits 0-7;
     0 for checkmate and stalemate), how far its side to move's king is from the edge
@@ -92,8 +88,7 @@ def features(desc, stm, x, exit_id, exit_flip, exit_perm, subdesc, sq, tmp, sub_
     decode(desc, x, sq)
     occ = setup_board(desc, sq, board)
     check = in_check(desc, sq, stm, occ)
-    replies = successors(desc, sq, x, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, tmp, sub_sq,
-                         r_sub, r_stm, r_idx, r_ep)
+    replies = successors(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, r_sub, r_stm, r_idx, r_ep)
     return (min(replies, 255) | _edge_distance(sq[stm]) << 8 | _king_distance(sq[0], sq[1]) << 10
             | np.int64(check) << 16)
 
@@ -110,8 +105,7 @@ def in_check_at(desc, stm, x, sq):
 
 
 @njit(cache=True)
-def expand(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, out_sub, out_stm, out_idx, out_ep,
-           out_check, out_features):
+def expand(desc, stm, x, ep_square, exit_map, out_sub, out_stm, out_idx, out_ep, out_check, out_features):
     """Moves of index ``x`` with ``stm`` to move (0 White, 1 Black, table orientation).
 
     ``ep_square`` (-1: none) is the square, in the decoded orientation of ``x``, of a
@@ -133,16 +127,14 @@ def expand(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, out_
     r_stm = np.empty(MAX_MOVES, np.int64)
     r_idx = np.empty(MAX_MOVES, np.int64)
     r_ep = np.empty(MAX_MOVES, np.int64)
-    m, flag = moves(desc, stm, x, ep_square, exit_id, exit_flip, exit_perm, subdesc, sq, tmp, sub_sq, board,
-                    out_sub, out_stm, out_idx, out_ep)
+    m, flag = moves(desc, stm, x, ep_square, exit_map, sq, tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep)
     for k in range(max(m, 0)):
         if out_sub[k] < 0:
-            f = features(desc, 1 - stm, out_idx[k], exit_id, exit_flip, exit_perm, subdesc, sq, tmp, sub_sq, board,
-                         r_sub, r_stm, r_idx, r_ep)
+            f = features(desc, 1 - stm, out_idx[k], exit_map, sq, tmp, sub_sq, board, r_sub, r_stm, r_idx, r_ep)
             out_check[k] = f >> 16
             out_features[k] = f & 0xFFFF
         else:
-            sub = subdesc[out_sub[k]]
+            sub = exit_map.subdesc[out_sub[k]]
             decode(sub, out_idx[k], sq)
             out_check[k] = in_check(sub, sq, out_stm[k], setup_board(sub, sq, board))
             out_features[k] = 0

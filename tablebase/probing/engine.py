@@ -26,7 +26,7 @@ from numba import njit
 
 from ..endgame.index import D_N, decode, encode, is_valid
 from ..endgame.material import MAX_PIECES
-from ..endgame.movegen import MAX_MOVES, SQ_BIT, ExitMap, _exits_into, attacked
+from ..endgame.movegen import MAX_MOVES, SQ_BIT, ExitArrays, ExitMap, _exits_into, attacked
 from ..generate.values import DECIDED, DEPTH_MASK, DRAW, ILLEGAL, rank_of_stored
 from ..store import TableReader
 from ..store.layout import storage_row
@@ -73,8 +73,9 @@ P_HAND, P_HITS, P_HASH = 0, 1, 2
 @njit(cache=True, inline="always")
 def _exit_map(reg, t):
     row = reg[t]
-    return (row[R_EXIT_ID:R_EXIT_FLIP].reshape((_N, _N, 5)), row[R_EXIT_FLIP:R_EXIT_PERM].reshape((_N, _N, 5)),
-            row[R_EXIT_PERM:R_SUBDESC].reshape((_N, _N, 5, _N)), row[R_SUBDESC:R_LEN].reshape((MAX_SUBTABLES, 64)))
+    return ExitArrays(row[R_EXIT_ID:R_EXIT_FLIP].reshape((_N, _N, 5)), row[R_EXIT_FLIP:R_EXIT_PERM].reshape((_N, _N, 5)),
+                      row[R_EXIT_PERM:R_SUBDESC].reshape((_N, _N, 5, _N)),
+                      row[R_SUBDESC:R_LEN].reshape((MAX_SUBTABLES, 64)))
 
 
 @njit(cache=True, inline="always")
@@ -213,8 +214,8 @@ def _enter(reg, vals, exact, scratch, level, t, stm, idx, slot, off, wdl_only, d
     for i in range(desc[D_N]):
         board[sq[i]] = i
         occ |= SQ_BIT[sq[i]]
-    exit_id, exit_flip, exit_perm, subdesc = _exit_map(reg, t)
-    w[S_STATE + 3] = _exits_into(desc, sq, stm, board, occ, exit_id, exit_flip, exit_perm, subdesc, w[S_TMP:S_SUB_SQ],
+    exit_map = _exit_map(reg, t)
+    w[S_STATE + 3] = _exits_into(desc, sq, stm, board, occ, exit_map, w[S_TMP:S_SUB_SQ],
                                  w[S_SUB_SQ:S_BOARD], w[S_SUB:S_STM], w[S_STM:S_IDX], w[S_IDX:S_STATE])
     for i in range(desc[D_N]):  # the board stays empty between positions
         board[sq[i]] = -1
