@@ -57,6 +57,32 @@ def test_dont_care_fill_respects_each_rows_bound():
     assert np.count_nonzero(np.diff(filled)) < 0.6 * np.count_nonzero(np.diff(value))
 
 
+def every_finished_code() -> np.ndarray:
+    """Each finished code a table holds (exit marks kept), at every depth, and ILLEGAL."""
+    d = np.arange(V.MAX_DEPTH + 1, dtype=np.uint16)
+    return np.concatenate([V.DECIDED | d, V.EXIT_DECIDED | d, [V.DRAW, V.EXIT_DRAW, V.ILLEGAL]]).astype(np.uint16)
+
+
+def test_stored_coding_and_counts_match_numpy():
+    """The compiled ``value`` coding and a shard's counts against numpy's expressions of
+    them (the slow twins), on every finished code in a shuffled order."""
+    val = np.random.default_rng(3).permutation(np.repeat(every_finished_code(), 3))
+    d = (val & V.DEPTH_MASK).astype(np.int16)
+    decided = ((val & V.DECIDED_KIND) == V.DECIDED) & (val != V.ILLEGAL)
+    want_value = np.where(decided, np.where(d % 2 == 1, d, -d - 1), 0).astype(np.int16)
+    want_kinds = np.full(val.shape, V.FIXED, dtype=np.uint8)
+    want_kinds[((val & V.KIND_MASK) == V.EXIT_DECIDED) | (val == V.EXIT_DRAW)] = V.BOUNDED
+    want_kinds[val == V.ILLEGAL] = V.FREE
+    value, kinds = V.stored_coding(val)
+    assert np.array_equal(value, want_value) and np.array_equal(kinds, want_kinds)
+
+    wdl, dtm, legal = V.to_wdl_dtm(V.plain(val))
+    want = (np.count_nonzero(wdl > 0), np.count_nonzero((wdl == 0) & legal), np.count_nonzero(wdl < 0),
+            int(np.abs(dtm).max()))
+    assert V.value_counts(val) == want
+    assert want[0] > 0 and want[1] > 0 and want[2] > 0 and want[3] == V.MAX_DEPTH
+
+
 def test_resolve_takes_the_better_of_row_and_exits():
     win = lambda d: V.DECIDED | np.uint16(d)  # noqa: E731 - d odd: a win, even: a loss
     none = V.MAX_DEPTH + 1

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
+from numba.extending import intrinsic
 
 from .board import (BETWEEN, DIAGONAL_FLIP, KING_MASK, KNIGHT_MASK, LINE_KIND, ON_DIAGONAL, ON_LONG_DIAGONAL,
                     PAWN_ATTACK_MASK, RAYS)
@@ -295,6 +296,19 @@ def _lsb(b):
     return np.int64(trailing_zeros(b))
 
 
+@intrinsic
+def _ctpop(typingctx, b):
+    """The number of set bits of a uint64 (LLVM's ctpop: one instruction)."""
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+    return types.uint64(types.uint64), codegen
+
+
+@njit(cache=True, inline="always")
+def _popcount(b):
+    return np.int64(_ctpop(np.uint64(b)))
+
+
 @njit(cache=True, inline="always")
 def _put(out_sub, out_stm, out_idx, k, sub, side, idx, out_ep, k0, ep, want_ep):
     """Write move ``k``; return ``k + 1``. Unsigned indices: numba then compiles no
@@ -389,10 +403,19 @@ def _exits_into(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_s
     """The exits of :func:`_successors_into` alone (its captures and promotions, in its
     order), from position 0 of the ``out_*`` arrays; returns how many. What a reader of
     the shards needs to resolve a stored value (see :mod:`tablebase.generate.values`)."""
+    return _exits_counting(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_stm, out_idx, False)[0]
+
+
+@njit(cache=True, inline="always")
+def _exits_counting(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_stm, out_idx, count):
+    """:func:`_exits_into`, and with ``count`` how many moves stay in the table (those
+    :func:`_successors_into` gives with sub-table -1), counted by their target masks
+    without an index each: (exits, moves in the table)."""
     n = desc[D_N]
     king = sq[stm]
     own, danger, evade, pinned = _legality_masks(desc, sq, stm, occ)
     k = 0
+    inside = 0
     for i in range(n):
         if desc[D_COLOUR + i] != stm:
             continue
@@ -400,11 +423,18 @@ def _exits_into(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_s
         frm = sq[i]
         if t == PAWN:
             allowed = evade & (LINE[king, frm] if SQ_BIT[frm] & pinned else ALL)
-            to = frm + (8 if stm == 0 else -8)
+            fwd = 8 if stm == 0 else -8
+            to = frm + fwd
             last = (to >> 3) == (7 if stm == 0 else 0)
             exits = PAWN_ATTACK_MASK[stm, frm] & occ & ~own & allowed
             if last and board[to] < 0:
                 exits |= SQ_BIT[to] & allowed
+            elif count and board[to] < 0:
+                if SQ_BIT[to] & allowed:
+                    inside += 1
+                to2 = to + fwd
+                if (frm >> 3) == (1 if stm == 0 else 6) and board[to2] < 0 and SQ_BIT[to2] & allowed:
+                    inside += 1
             while exits:
                 to = _lsb(exits)
                 exits &= exits - np.uint64(1)
@@ -416,11 +446,14 @@ def _exits_into(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_s
                 sq[i] = frm
             continue
         if t == KING:
-            caps = KING_MASK[frm] & ~own & ~danger & occ
+            targets = KING_MASK[frm] & ~own & ~danger
         else:
-            caps = _piece_targets(t, frm, occ) & ~own & evade & occ
+            targets = _piece_targets(t, frm, occ) & ~own & evade
             if SQ_BIT[frm] & pinned:
-                caps &= LINE[king, frm]
+                targets &= LINE[king, frm]
+        if count:
+            inside += _popcount(targets & ~occ)
+        caps = targets & occ
         while caps:
             to = _lsb(caps)
             caps &= caps - np.uint64(1)
@@ -428,7 +461,13 @@ def _exits_into(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_s
             out_sub[k], out_stm[k], out_idx[k] = _exit(desc, sq, stm, board[to], -1, 0, exit_map, tmp, sub_sq)
             k += 1
             sq[i] = frm
-    return k
+    return k, inside
+
+
+@leaf
+def exits_counting(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_stm, out_idx):
+    """:func:`exits`, and how many moves stay in the table: (exits, moves in the table)."""
+    return _exits_counting(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_stm, out_idx, True)
 
 
 @leaf

@@ -12,9 +12,9 @@ from numba import njit
 
 from ..endgame.board import ON_DIAGONAL, ON_LONG_DIAGONAL
 from ..endgame.index import D_N, D_PAWNFUL, decode, leaf
-from ..endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, SQ_BIT, _exits_into, _pawn_moves_into, _predecessors_into,
-                               _successors_into, _walk_to, attacked, ep_exits, ep_predecessors, grow, scratch,
-                               setup_board, successors, unique_small)
+from ..endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, SQ_BIT, _exits_counting, _exits_into,
+                               _pawn_moves_into, _predecessors_into, _successors_into, _walk_to, attacked, ep_exits,
+                               ep_predecessors, grow, scratch, setup_board, successors, unique_small)
 from .values import (CANT_LOSE, DECIDED, DEPTH_MASK, DRAW, EXIT_DECIDED, EXIT_DRAW, EXIT_LOSS, ILLEGAL, KIND_MASK,
                      MAX_DEPTH, MAX_EXIT_LOSS, MAX_WAYS, TENT_WIN, ZLOST, ZWON, exit_loss_code, is_decided, is_zdecided,
                      resolve, zero_code)
@@ -132,11 +132,17 @@ def _king_move_repeats(idx, is_king, n):
 
 
 @njit(cache=True, inline="always")
+def _all_distinct(desc, sq, stm):
+    """Whether the in-table successors of placement ``sq`` surely reach distinct indices:
+    two share one only through a symmetry fixing the king that does not move (see
+    _predecessors_into), which a pawn, or that king off the long diagonal, rules out."""
+    return desc[D_PAWNFUL] or not ON_LONG_DIAGONAL[sq[1 - stm]]
+
+
+@njit(cache=True, inline="always")
 def _distinct(desc, sq, stm, inside, is_king, n_in):
     """How many distinct indices the ``n_in`` in-table successors ``inside`` reach."""
-    # Successors share an index only through a symmetry fixing the king that does not
-    # move (see _predecessors_into).
-    if desc[D_PAWNFUL] or not ON_LONG_DIAGONAL[sq[1 - stm]]:
+    if _all_distinct(desc, sq, stm):
         return n_in
     if ON_DIAGONAL[sq[0]] and ON_DIAGONAL[sq[1]]:
         return unique_small(inside, n_in)
@@ -171,17 +177,25 @@ def _init_loop(desc, stm, lo, hi, exit_map, subvals, suboff, val, settles, s):
         if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):
             val[j] = ILLEGAL
             continue
-        m = _successors_into(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, 0, o_ep, True)
-        if m == 0:
+        # m: the moves listed (the exits among them); n_in: the distinct in-table successors.
+        if _all_distinct(desc, sq, stm):
+            # How many moves stay in the table is all that matters of them: counted by
+            # their target masks, not generated; the lists hold the exits alone.
+            m, n_in = _exits_counting(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, True)
+        else:
+            m = _successors_into(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, 0, o_ep,
+                                 True)
+            n_in = 0
+            for k in range(m):
+                if o_sub[k] < 0:
+                    inside[n_in] = o_idx[k]
+                    is_king[n_in] = o_ep[k] == KING_MOVE
+                    n_in += 1
+            n_in = _distinct(desc, sq, stm, inside, is_king, n_in)
+        if m == 0 and n_in == 0:
             # A stalemate is a draw with no exit (CANT_LOSE says a capture or promotion draws).
             val[j] = DECIDED if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else DRAW
             continue
-        n_in = 0
-        for k in range(m):
-            if o_sub[k] < 0:
-                inside[n_in] = o_idx[k]
-                is_king[n_in] = o_ep[k] == KING_MOVE
-                n_in += 1
         best_win, has_draw, worst_loss, bad = _exit_summary(subvals, suboff, o_sub, o_stm, o_idx, m)
         bad_exits += bad
         if best_win <= MAX_DEPTH:
@@ -190,7 +204,7 @@ def _init_loop(desc, stm, lo, hi, exit_map, subvals, suboff, val, settles, s):
         elif has_draw:
             val[j] = CANT_LOSE
         else:
-            ways = _distinct(desc, sq, stm, inside, is_king, n_in)
+            ways = n_in
             if worst_loss > 0:
                 ways += 1
             if ways > MAX_WAYS or worst_loss > MAX_EXIT_LOSS:

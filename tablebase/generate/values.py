@@ -186,16 +186,47 @@ def plain(val: np.ndarray) -> np.ndarray:
 
 # -- the stored column --------------------------------------------------------------------
 
-def stored_coding(val: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+@njit(cache=True)
+def stored_coding(val):
     """Finished codes (exit marks kept) to the int16 ``value`` column and the kind of each
-    row (FIXED, FREE: no legal position, BOUNDED: an exit achieves the value)."""
-    d = (val & DEPTH_MASK).astype(np.int16)
-    decided = ((val & DECIDED_KIND) == DECIDED) & (val != ILLEGAL)
-    value = np.where(decided, np.where(d % 2 == 1, d, -d - 1), 0).astype(np.int16)
-    kinds = np.full(val.shape, FIXED, dtype=np.uint8)
-    kinds[((val & KIND_MASK) == EXIT_DECIDED) | (val == EXIT_DRAW)] = BOUNDED
-    kinds[val == ILLEGAL] = FREE
+    row (FIXED, FREE: no legal position, BOUNDED: an exit achieves the value), in one
+    pass (numpy's expression of it, in the tests, takes 8 passes and 4 temporaries)."""
+    n = val.shape[0]
+    value = np.empty(n, dtype=np.int16)
+    kinds = np.empty(n, dtype=np.uint8)
+    for j in range(n):
+        v = val[j]
+        if v == ILLEGAL:
+            value[j], kinds[j] = 0, FREE
+            continue
+        if (v & DECIDED_KIND) == DECIDED:
+            d = np.int16(v & DEPTH_MASK)
+            value[j] = d if d % 2 == 1 else -d - 1
+        else:
+            value[j] = 0
+        kinds[j] = BOUNDED if (v & KIND_MASK) == EXIT_DECIDED or v == EXIT_DRAW else FIXED
     return value, kinds
+
+
+@njit(cache=True)
+def value_counts(val):
+    """(wins, draws, losses, longest DTM) of finished codes, exit marks kept, for the side
+    to move: what ``to_wdl_dtm(plain(val))`` counts, in one pass."""
+    wins = draws = losses = longest = 0
+    for j in range(val.shape[0]):
+        v = val[j]
+        if v == ILLEGAL:
+            continue
+        if (v & DECIDED_KIND) == DECIDED:
+            d = np.int64(v & DEPTH_MASK)
+            if d % 2 == 1:
+                wins += 1
+            else:
+                losses += 1
+            longest = max(longest, d)
+        else:
+            draws += 1
+    return wins, draws, losses, longest
 
 
 def exact_from_stored(value: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..endgame.index import IndexScheme
-from ..generate.values import ILLEGAL, dtz_counts, dtz_stored, exact_from_stored, plain, to_wdl_dtm
+from ..generate.values import ILLEGAL, dtz_counts, dtz_stored, exact_from_stored, value_counts
 from .files import publish, sha256_of, temporary_name
 from .layout import from_storage, stored_dtz_rows, stored_rows, to_storage
 from ..errors import MissingMetricError
@@ -107,12 +107,11 @@ def write_shard(folder: Path, material: str, side: int, slice_id: int, val: np.n
                    column_encoding={c: e for c, e in encodings.items() if e != "RLE_DICTIONARY"},
                    row_group_size=coding.row_group_rows, write_statistics=False)
     publish(tmp, path)
-    wdl, dtm, legal = to_wdl_dtm(plain(val))
+    wins, draws, losses, longest_dtm = value_counts(val)
     cursed, blessed, longest_dtz = dtz_counts(zval) if zval is not None else (0, 0, 0)
     return ShardInfo(file=name, side=SIDES[side], slice=slice_id, start=start, stop=stop, rows=stop - start,
-                     bytes=path.stat().st_size, sha256=sha256_of(path), wins=int(np.count_nonzero(wdl > 0)),
-                     draws=int(np.count_nonzero((wdl == 0) & legal)), losses=int(np.count_nonzero(wdl < 0)),
-                     longest_dtm=int(np.abs(dtm).max()) if len(dtm) else 0,
+                     bytes=path.stat().st_size, sha256=sha256_of(path), wins=int(wins), draws=int(draws),
+                     losses=int(losses), longest_dtm=int(longest_dtm),
                      cursed_wins=cursed, blessed_losses=blessed, longest_dtz=longest_dtz)
 
 
