@@ -18,6 +18,7 @@ from ..endgame.material import Material
 from ..endgame.movegen import ExitMap
 from ..errors import MissingTableError
 from ..store import CorruptTableError, TableReader, table_complete
+from ..store.exact import read_exact, write_exact
 from . import kernels as K
 from .values import class_of_stored_dtz, zcodes_from_stored
 from .partition import SubtableValues
@@ -26,10 +27,12 @@ Memo = dict[tuple[str, int], np.ndarray]
 
 
 def load_side(out: Path, key: str, side: int, *, into: np.ndarray | None = None, hash_check: bool = True,
-              memo: Memo | None = None) -> np.ndarray:
+              memo: Memo | None = None, kept: bool = False) -> np.ndarray:
     """Exact codes of one side to move (0: White) of the complete table ``key`` under the
     tables folder ``out``, written into ``into`` when given (a caller that gathers tables
-    then holds no second copy). ``memo`` shares sub-tables between calls."""
+    then holds no second copy). ``memo`` shares sub-tables between calls. ``kept``: read
+    the exact codes the generator kept of each shard (:mod:`tablebase.store.exact`) where
+    they match it, resolving (and keeping) only the others; else resolve every shard."""
     out = Path(out)
     memo = {} if memo is None else memo
     size = IndexScheme.of(key).size
@@ -44,22 +47,30 @@ def load_side(out: Path, key: str, side: int, *, into: np.ndarray | None = None,
     val = np.empty(size, dtype=np.uint16) if into is None else into
     with TableReader(out / key, key, hash_check=hash_check) as reader:
         scheme = reader.scheme
-        subs = _exact_subtables(out, key, side, memo, hash_check)
+        subs = None  # read only for a shard without its exact codes kept
         e = ExitMap.of(scheme.material)
         for sl in range(scheme.num_slices):
             lo, hi = scheme.slice_range(sl)
+            codes = read_exact(out / key, reader.shards[side][sl].info) if kept else None
+            if codes is not None:
+                val[lo:hi] = codes
+                continue
+            if subs is None:
+                subs = _exact_subtables(out, key, side, memo, hash_check, kept)
             bad = K.resolve_slice(scheme.desc, side, lo, hi, reader.stored_slice(side, sl), e.arrays, subs.values,
                                   subs.offsets, val[lo:hi])
             if bad:
                 raise CorruptTableError(f"{out / key}: {bad} captures or promotions of slice {sl} lead to positions "
                                         "their sub-tables mark illegal (a sub-table was replaced?)")
+            if kept:  # for the next reader
+                write_exact(out / key, reader.shards[side][sl].info, val[lo:hi])
     pa.default_memory_pool().release_unused()  # Parquet's buffers: not needed again
     if into is None:
         memo[key, side] = val
     return val
 
 
-def _exact_subtables(out: Path, key: str, side: int, memo: Memo, hash_check: bool) -> SubtableValues:
+def _exact_subtables(out: Path, key: str, side: int, memo: Memo, hash_check: bool, kept: bool) -> SubtableValues:
     exits = ExitMap.of(Material.parse(key))
     subs = exits.subtables
     for sub in subs:
@@ -68,7 +79,7 @@ def _exact_subtables(out: Path, key: str, side: int, memo: Memo, hash_check: boo
                                              f"make it with: tablebase generate {sub.key} --out {out}")
     return SubtableValues.build([IndexScheme.of(sub.key).size for sub in subs], exits.sides_reached(side),
                                 lambda i, s, into: load_side(out, subs[i].key, s, into=into, hash_check=hash_check,
-                                                             memo=memo))
+                                                             memo=memo, kept=kept))
 
 
 def load_table(out: Path, key: str, *, hash_check: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -78,10 +89,10 @@ def load_table(out: Path, key: str, *, hash_check: bool = True) -> tuple[np.ndar
             load_side(out, key, 1, hash_check=hash_check, memo=memo))
 
 
-def load_subtables(out: Path, key: str, stm: int) -> SubtableValues:
+def load_subtables(out: Path, key: str, stm: int, *, kept: bool = True) -> SubtableValues:
     """Exact values of the direct sub-tables of ``key`` under ``out``: the sides that the
-    exits of side to move ``stm`` reach (what init reads)."""
-    return _exact_subtables(Path(out), key, stm, {}, True)
+    exits of side to move ``stm`` reach (what init reads); ``kept``: as :func:`load_side`."""
+    return _exact_subtables(Path(out), key, stm, {}, True, kept)
 
 
 def load_classes(out: Path, key: str, side: int, *, into: np.ndarray | None = None,

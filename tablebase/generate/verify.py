@@ -52,7 +52,7 @@ def verify_table(out: Path, key: str) -> VerifyResult:
     try:
         own = load_table(out, key)
         for stm in (0, 1):
-            subs = load_subtables(out, key, stm)  # the sides this side's exits reach
+            subs = load_subtables(out, key, stm, kept=False)  # the sides this side's exits reach, from their shards
             for s in range(scheme.num_slices):
                 lo, hi = scheme.slice_range(s)
                 bad = K.verify_slice(scheme.desc, stm, lo, hi, own[stm][lo:hi], own[1 - stm], e.arrays, subs.values,

@@ -27,7 +27,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..endgame.index import IndexScheme
-from ..generate.values import ILLEGAL, dtz_counts, dtz_stored, exact_from_stored, value_counts
+from ..generate.values import ILLEGAL, dtz_counts, dtz_stored, exact_from_stored, plain, value_counts
+from .exact import write_exact
 from .files import publish, sha256_of, temporary_name
 from .layout import from_storage, stored_dtz_rows, stored_rows, to_storage
 from ..errors import MissingMetricError
@@ -79,7 +80,8 @@ def write_shard(folder: Path, material: str, side: int, slice_id: int, val: np.n
                 order: tuple[int, ...], coding: Coding = DEFAULT_CODING) -> ShardInfo:
     """Write the finished DTM codes ``val`` (exit marks kept) and DTZ codes ``zval`` (index
     order; None: a table without the 50-move rule, no ``dtz`` column) of one slice
-    atomically, its rows in ``order``."""
+    atomically, its rows in ``order``; and keep its exact codes for the tables above it
+    (:mod:`tablebase.store.exact`)."""
     scheme = IndexScheme.of(material)
     start, stop = scheme.slice_range(slice_id)
     shape = scheme.slice_shape(slice_id)
@@ -109,10 +111,12 @@ def write_shard(folder: Path, material: str, side: int, slice_id: int, val: np.n
     publish(tmp, path)
     wins, draws, losses, longest_dtm = value_counts(val)
     cursed, blessed, longest_dtz = dtz_counts(zval) if zval is not None else (0, 0, 0)
-    return ShardInfo(file=name, side=SIDES[side], slice=slice_id, start=start, stop=stop, rows=stop - start,
+    info = ShardInfo(file=name, side=SIDES[side], slice=slice_id, start=start, stop=stop, rows=stop - start,
                      bytes=path.stat().st_size, sha256=sha256_of(path), wins=int(wins), draws=int(draws),
                      losses=int(losses), longest_dtm=int(longest_dtm),
                      cursed_wins=cursed, blessed_losses=blessed, longest_dtz=longest_dtz)
+    write_exact(folder, info, plain(val))
+    return info
 
 
 def check_shard(folder: Path, info: ShardInfo, *, hash_check: bool = True) -> None:
