@@ -5,7 +5,8 @@
 For each table (default: KQvKR KBNvK KRvKP KQRvKR KRPvKR) it prints wall seconds end to
 end and by stage (init: reading the sub-tables and classifying; the DTM passes; the DTZ
 passes; writing: choosing the storage orders and the shards; the rest: starting the
-partitions, Ray's scheduling, the manifest), scheduled as the generator does it on a local Ray
+partitions, Ray's scheduling, the manifest) and the largest peak RSS of a process that
+held its partitions (``worker peak``), scheduled as the generator does it on a local Ray
 instance with ``--workers`` CPUs (a table of more than 8M positions per side is split
 over that many actors; a smaller one runs whole in one task),
 positions per second, the peak RSS of a one-process run (``--local``, in a subprocess)
@@ -94,7 +95,7 @@ def main() -> None:
     generate_on_ray(subs, out, workers=args.workers)
 
     print(f"{'table':8} {'positions':>12} {'end-to-end s':>12} {'init s':>7} {'passes s':>9} {'DTZ s':>7} "
-          f"{'write s':>8} {'rest s':>7} {'Mpos/s':>7} "
+          f"{'write s':>8} {'rest s':>7} {'Mpos/s':>7} {'worker peak':>11} "
           f"{'peak RSS':>9} {'B/pos':>6} {'process':>8} {'B/pos above':>11} {'disk MB':>8} {'bits/pos':>8}")
     for key in args.materials:
         positions = 2 * IndexScheme.of(key).size
@@ -106,6 +107,7 @@ def main() -> None:
         rest = wall - stats.init_seconds - stats.pass_seconds - stats.dtz_seconds - stats.write_seconds
         print(f"{key:8} {positions:12,d} {wall:12.1f} {stats.init_seconds:7.1f} {stats.pass_seconds:9.1f} "
               f"{stats.dtz_seconds:7.1f} {stats.write_seconds:8.1f} {rest:7.1f} {positions / wall / 1e6:7.2f} "
+              f"{stats.worker_peak_bytes / 1e9:10.2f}G "
               f"{rss / 1e9:8.2f}G {rss / positions:6.2f} {base / 1e6:6.0f}MB {(rss - base) / positions:11.2f} "
               f"{stats.bytes / 1e6:8.2f} {8 * stats.bytes / positions:8.2f}",
               flush=True)

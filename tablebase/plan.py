@@ -38,10 +38,12 @@ __all__ = ["JobProgress", "Plan", "TablePlan", "plan_job", "table_seconds"]
 # benchmarks/plan.py` on 2026-12-01 (every 3-4 piece table with 2 workers, each table's
 # seconds fitted as fixed + positions * rate per piece count; KvK..KPvK: 3 pieces, 5
 # tables; 4 pieces, 30 tables; the machine was shared, load average 3-4). Split tables:
-# the project's idle measurements of KQRvKR (35.7 s, 242,221,056 positions) and KRPvKR
-# (105 s, 710,737,920 positions) with 2 workers, both 2.95e-7 CPU-seconds a position;
-# the same benchmark run measured KQRvKR at 325 s beside the other sessions' work, so
-# re-measure on an idle machine before relying on the 5-piece figure.
+# `python benchmarks/generate.py KQRvKR KRPvKR --workers 2 --no-rss` on 2026-12-03, an
+# otherwise idle machine: KQRvKR 63.3 s (242,221,056 positions: 5.2e-7 CPU-seconds a
+# position with the 4 s fixed below), KRPvKR 146.9 s (710,148,096: 4.0e-7). The run of
+# 2026-12-02 (old code) of the 14 pawnless 5-piece tables of five.toml took 842 s in
+# all, 2.5x the 2.95e-7 that stood here, which had been measured on KQRvKR and KRPvKR
+# before the DTZ passes existed.
 
 #: Seconds a table costs whatever its size, run as one task (start, init, manifest).
 TABLE_SECONDS = 0.05
@@ -50,17 +52,18 @@ TABLE_SECONDS = 0.05
 TASK_SECONDS_PER_POSITION = {2: 0.0, 3: 4.8e-7, 4: 6.4e-7}
 #: CPU-seconds per position of a table split over partition actors: the run takes this
 #: over the number of workers, plus SPLIT_TABLE_SECONDS.
-SPLIT_SECONDS_PER_POSITION = {5: 2.95e-7}
+SPLIT_SECONDS_PER_POSITION = {5: 4.6e-7}
 #: Seconds a split table costs whatever its size (actors, sub-table reads, barriers).
-SPLIT_TABLE_SECONDS = 1.0
+SPLIT_TABLE_SECONDS = 4.0
 #: Factor on the rate of a table where both sides have pawns: its en-passant vertices
 #: (KPvKP measured 3.9e-6 s a position, 6.1 times the 4-piece rate; 5 pieces: assumed).
 EN_PASSANT_FACTOR = 6.1
-#: Bytes on disk per position (the shards), by piece count: the 3-4 piece tables as
-#: generated in format 2 (tests' data/test-tables, 2026-12-01); 5 pieces: KQRvKR in format 1
-#: (0.34) scaled by the 4-piece tables' format 2 / format 1 ratio (0.16 / 0.38), to be
-#: re-measured with benchmarks/plan.py.
-DISK_BYTES_PER_POSITION = {2: 2.9, 3: 0.18, 4: 0.16, 5: 0.14}
+#: Bytes on disk per position (the shards, with DTZ), by piece count: every 3-4 piece
+#: table (169.6 M positions, 46.3 MB) and KQRvKR, KRPvKR (0.252, 0.246), 2026-12-03.
+DISK_BYTES_PER_POSITION = {2: 3.4, 3: 0.29, 4: 0.27, 5: 0.25}
+#: The exact codes kept beside the shards (tablebase.store.exact), per byte of shards:
+#: 419 MB beside 346 MB for KQRvKR, KRPvKR and their 19 sub-tables, 2026-12-03.
+EXACT_COPY_SHARE = 1.2
 #: Seconds numba takes to compile the kernels once after an install or a change of the
 #: source (its cache then holds them); measured: KvK's first run, 32 s, and KQvK's, 69 s.
 COMPILE_SECONDS = 100.0
@@ -78,7 +81,7 @@ def _by_pieces(table: dict[int, float], pieces: int) -> float:
 class TablePlan:
     """One table of a run: ``positions`` (index entries, both sides to move), whether it
     is ``split`` over the workers, its estimated ``seconds``, peak ``memory_per_worker``
-    and ``disk_bytes``."""
+    and ``disk_bytes`` (its shards and the exact codes kept beside them)."""
 
     material: str
     pieces: int
@@ -221,7 +224,7 @@ def plan_job(cfg: JobConfig) -> Plan:
         tables.append(TablePlan(key, pieces, 2 * size, split,
                                 table_seconds(key, split=split, workers=workers),
                                 table_memory(key, parts) // parts,
-                                int(2 * size * _by_pieces(DISK_BYTES_PER_POSITION, pieces))))
+                                int(2 * size * _by_pieces(DISK_BYTES_PER_POSITION, pieces) * (1 + EXACT_COPY_SHARE))))
     wall = (sum(t.seconds for t in tables) if cfg.executor == "local"
             else _schedule(tables, set(complete), workers))
     return Plan(str(out), workers, cfg.executor, tables, complete, COMPILE_SECONDS if tables else 0.0, wall)
