@@ -80,11 +80,10 @@ class ProgressDisplay:
         else:
             what = (f"{stats.seconds:7.1f} s ({stats.pass_seconds:.1f} s passes, {stats.init_seconds:.1f} s init, "
                     f"{stats.write_seconds:.1f} s writing), {stats.plies} plies")
-            if stats.partitions > 1:
-                what += f", {stats.partitions} partitions on {stats.nodes} node{'s' * (stats.nodes > 1)}"
             what += f", peak {stats.worker_peak_bytes / 1e9:.2f} GB per worker"
-            if stats.nodes > 1:
-                what += f", {stats.node_peak_bytes / 1e9:.2f} GB per node"
+            if stats.partitions > 1:
+                what += (f", {stats.partitions} partitions on {stats.nodes} node{'s' * (stats.nodes > 1)}, "
+                         f"{stats.node_peak_bytes / 1e9:.2f} GB per node")
             if stats.resumed_from:
                 what += f", resumed from ply {stats.resumed_from}"
             if stats.restarts:

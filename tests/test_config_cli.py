@@ -26,8 +26,8 @@ def test_shipped_configs_are_valid():
     assert len(default.tables()) == 35
     five = JobConfig.load(ROOT / "configs" / "five.toml")
     assert len(five.tables()) == 145 and five.checkpoint_seconds == 300
-    six = JobConfig.load(ROOT / "configs" / "six-example.toml")
-    assert six.tables() == ["KQRvKQR"] and six.address == "auto"
+    six = JobConfig.load(ROOT / "configs" / "six.toml")
+    assert six.tables() == ["KRRvKRR"] and not six.address and six.workers == 0
 
 
 def test_cluster_yaml_installs_the_project_dependencies():

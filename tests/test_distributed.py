@@ -240,6 +240,19 @@ def test_a_killed_driver_resumes_from_the_checkpoint(tables_34, tmp_path):
     assert_same_shards(folder, tables_34, key)
 
 
+def test_the_simulated_cluster_script_spreads_a_table_over_its_nodes(tables_34, tmp_path):
+    key = "KQvKR"
+    folder = with_subtables(tables_34, tmp_path / "tables", key)
+    config = tmp_path / "job.toml"
+    config.write_text("split_above = 0\n")
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "simulated_cluster.py"), "3", "--memory-per-node",
+                           "2", "--", key, "--out", str(folder), "--config", str(config)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert f"{3 * PARTITIONS_PER_WORKER} partitions on 3 nodes" in done.stderr, done.stderr
+    assert_same_shards(folder, tables_34, key)
+
+
 @pytest.fixture(scope="module")
 def two_nodes():
     """A Ray cluster on this machine: two nodes of one CPU each, and a head node with a
