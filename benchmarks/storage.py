@@ -15,6 +15,9 @@ from one run:
   don't-care only where the index is no legal position, the index's own order, row group
   size, zstd level, the value column's Parquet encoding, the dtz column's encoding and
   zstd level.
+* ``value signed (format 3)``: the default's shards with ``value`` rewritten in format 3's
+  signed coding (``+d`` a win, ``-(d + 1)`` a loss) by the same writer; bytes only (the
+  library reads format 4 alone).
 * ``one side``: only the side to move that compresses better, the other left to a
   one-ply search at probe time; its probe time is that of probing every move's child.
 
@@ -46,6 +49,7 @@ from tablebase.generate.pipeline import LocalPartitions, choose_orders, run_dtz,
 from tablebase.generate.values import ILLEGAL, to_wdl_dtm
 from tablebase.probe import open_tablebase
 from tablebase.store import DEFAULT_CODING, Coding
+from tablebase.store.shards import write_columns
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ["KQvKR", "KRvKP", "KBNvK", "KPvKP", "KNPvK"]
@@ -203,6 +207,9 @@ def main() -> None:
             if name == "default":
                 side_bytes = [sum(i.bytes for i in infos if i.side == side) for side in "wb"]
                 dtz_bytes[key] = sum(column_bytes(out / key / i.file, "dtz") for i in infos)
+                signed = sum(signed_value_bytes(out / key / i.file, args.work / "signed" / key / i.file)
+                             for i in infos)
+                rows.setdefault("value signed (format 3)", {})[key] = [signed, float("nan"), float("nan"), 0.0]
             with open_tablebase(out, cache_bytes=1 << 30) as tb:
                 single = best_of(lambda: [tb.probe_dtm(board) for _, _, board in positions]) / len(positions)
                 batch = best_of(lambda: tb.probe_batch_indices(key, b_stm, b_idx))
@@ -230,6 +237,17 @@ def main() -> None:
     print("\nbits: per legal position of the table (both sides to move); single: warm probe_dtm of a random legal "
           "position (for 'one side': probing every move's child, the one-ply search its other side needs); batch: "
           "probe_batch_indices of random indices, warm")
+
+
+def signed_value_bytes(shard: Path, path: Path) -> int:
+    """Bytes of ``shard`` rewritten to ``path`` with its ``value`` column in format 3's signed
+    coding: ``d + 1`` (even: a win in ``d``, odd: a loss) to ``+d`` / ``-(d + 1)``."""
+    table = pq.read_table(shard)
+    code = table.column("value").to_numpy()
+    signed = np.where(code == 0, 0, np.where(code % 2 == 0, code - 1, -code)).astype(np.int16)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_columns(table.set_column(table.column_names.index("value"), "value", pa.array(signed)), path)
+    return path.stat().st_size
 
 
 def column_bytes(path: Path, column: str) -> int:

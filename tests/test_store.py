@@ -47,7 +47,7 @@ def test_dont_care_fill_respects_each_rows_bound():
     """Free rows take any value; bounded rows only values not better for the side to
     move than their own; fixed rows keep theirs; runs get longer."""
     rng = np.random.default_rng(7)
-    codes = np.array([0, 1, 3, 5, 9, -1, -3, -7, -11], dtype=np.int16)
+    codes = np.array([0, 2, 4, 6, 10, 1, 3, 7, 11], dtype=np.int16)
     value = rng.choice(codes, 20000)
     kinds = rng.choice([V.FIXED, V.FREE, V.BOUNDED], 20000, p=[0.5, 0.2, 0.3]).astype(np.uint8)
     filled = value.copy()
@@ -57,6 +57,16 @@ def test_dont_care_fill_respects_each_rows_bound():
     assert np.array_equal(filled[fixed], value[fixed])
     assert np.all(rank(filled[bounded]) <= rank(value[bounded]))
     assert np.count_nonzero(np.diff(filled)) < 0.6 * np.count_nonzero(np.diff(value))
+
+
+def test_stored_ranks_are_the_probes_ranks_of_exact_codes():
+    """The probes compare a row's rank with an exact code's: the two scales must agree."""
+    from tablebase.probing.engine import _rank
+    codes = np.arange(V.MAX_DEPTH + 2, dtype=np.int16)
+    stored = [V.rank_of_stored(c) for c in codes]
+    assert stored == [_rank(e) for e in V.exact_from_stored(codes)]
+    wdl, dtm, _ = V.to_wdl_dtm(V.exact_from_stored(codes))
+    assert sorted(codes, key=lambda c: stored[c]) == sorted(codes, key=lambda c: (wdl[c], -wdl[c] * abs(dtm[c])))
 
 
 def every_finished_code() -> np.ndarray:
@@ -71,12 +81,13 @@ def test_stored_coding_and_counts_match_numpy():
     val = np.random.default_rng(3).permutation(np.repeat(every_finished_code(), 3))
     d = (val & V.DEPTH_MASK).astype(np.int16)
     decided = ((val & V.DECIDED_KIND) == V.DECIDED) & (val != V.ILLEGAL)
-    want_value = np.where(decided, np.where(d % 2 == 1, d, -d - 1), 0).astype(np.int16)
+    want_value = np.where(decided, d + 1, 0).astype(np.int16)
     want_kinds = np.full(val.shape, V.FIXED, dtype=np.uint8)
     want_kinds[((val & V.KIND_MASK) == V.EXIT_DECIDED) | (val == V.EXIT_DRAW)] = V.BOUNDED
     want_kinds[val == V.ILLEGAL] = V.FREE
     value, kinds = V.stored_coding(val)
     assert np.array_equal(value, want_value) and np.array_equal(kinds, want_kinds)
+    assert np.array_equal(V.exact_from_stored(value)[val != V.ILLEGAL], V.plain(val)[val != V.ILLEGAL])
 
     wdl, dtm, legal = V.to_wdl_dtm(V.plain(val))
     want = (np.count_nonzero(wdl > 0), np.count_nonzero((wdl == 0) & legal), np.count_nonzero(wdl < 0),
@@ -204,7 +215,10 @@ def _recipe_by_pyarrow(folder: Path):
     return {"side": t.column("side").to_numpy(zero_copy_only=False), "index": t.column("index").to_numpy(),
             "wdl": pc.sign(dtz).to_numpy(),
             "dtz": pc.if_else(neg, pc.min_element_wise(pc.add(dtz, 1), -1), dtz).to_numpy(),
-            "dtm": pc.if_else(pc.less(value, 0), pc.add(value, 1), value).to_numpy()}
+            "dtm": pc.if_else(pc.equal(value, 0), 0, pc.if_else(pc.equal(pc.bit_wise_and(value, 1), 0),
+                                                                 pc.subtract(value, 1), pc.subtract(1, value))).to_numpy(),
+            "wdl_of_value": pc.if_else(pc.equal(value, 0), 0, pc.if_else(pc.equal(pc.bit_wise_and(value, 1), 0),
+                                                                          1, -1)).to_numpy()}
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "pyarrow"])
@@ -241,6 +255,8 @@ def test_the_readme_recipes_give_the_probe_librarys_values(tables_34, engine):
                     assert rows["wdl50"][mine][i] == tb.probe_wdl50(board), board.fen()
                 if not any(board.is_capture(m) or m.promotion for m in board.legal_moves):
                     assert rows["dtm"][mine][i] == tb.probe_dtm(board), board.fen()
+                    if "wdl_of_value" in rows:  # a table without dtz: the wdl the value gives
+                        assert rows["wdl_of_value"][mine][i] == tb.probe_wdl(board), board.fen()
                     direct += 1
                 checked += 1
     assert checked == 800 and direct > 100

@@ -25,11 +25,13 @@ Finished, a table holds ``DECIDED``/``EXIT_DECIDED + d``, ``DRAW``, ``EXIT_DRAW`
 ``DRAW``, ``ILLEGAL``) that sub-tables, ``verify`` and the probes work with.
 
 **In the shards** (:func:`stored_coding`), the ``value`` column is int16, from the side to
-move: ``0`` draw, ``+d`` a win in ``d`` plies (``d`` odd), ``-(d + 1)`` a loss in ``d``
-plies (``d`` even: ``-1`` is checkmated, ``-3`` mated in 2). So ``sign(value)`` is the wdl
-and every decided value is odd. Two kinds of rows hold a *don't care* value, chosen by
-:func:`fill_dont_care` to lengthen runs (Syzygy's trick, measured in
-``benchmarks/storage.py``):
+move: ``0`` a draw, ``d + 1`` a position decided at ply ``d``: even for a win in ``d``
+plies (``d`` odd), odd for a loss (``1`` is checkmated, ``3`` mated in 2). The code is
+never negative, so below a depth of 255 every byte but the lowest is zero, which split
+byte streams compress to nothing (the signed coding of format 3, ``+d`` / ``-(d + 1)``,
+alternated 0x00 and 0xFF wherever wins and losses mix: 1-24 % more bytes, measured in
+``benchmarks/storage.py``). Two kinds of rows hold a *don't care* value, chosen by
+:func:`fill_dont_care` to lengthen runs (Syzygy's trick):
 
 * indices that are no legal position: any value;
 * positions whose value a capture or promotion achieves: any value that is not better
@@ -200,8 +202,7 @@ def stored_coding(val):
             value[j], kinds[j] = 0, FREE
             continue
         if (v & DECIDED_KIND) == DECIDED:
-            d = np.int16(v & DEPTH_MASK)
-            value[j] = d if d % 2 == 1 else -d - 1
+            value[j] = np.int16(v & DEPTH_MASK) + 1
         else:
             value[j] = 0
         kinds[j] = BOUNDED if (v & KIND_MASK) == EXIT_DECIDED or v == EXIT_DRAW else FIXED
@@ -232,18 +233,19 @@ def value_counts(val):
 def exact_from_stored(value: np.ndarray) -> np.ndarray:
     """The ``value`` column to exact codes (what a row means when no exit betters it)."""
     v = value.astype(np.int32)
-    d = np.where(v > 0, v, -v - 1)
-    return np.where(v == 0, DRAW, DECIDED + d).astype(np.uint16)
+    return np.where(v == 0, DRAW, DECIDED + v - 1).astype(np.uint16)
 
 
 @njit(cache=True, inline="always")
 def rank_of_stored(s):
-    """Larger is better for the side to move: wins by fewer plies, draws, losses by more."""
-    if s > 0:
-        return 32768 - np.int64(s)
-    if s < 0:
-        return -32769 - np.int64(s)
-    return np.int64(0)
+    """Larger is better for the side to move: wins by fewer plies, draws, losses by more
+    (the probes' ranks of exact codes: ``32768 - d`` for a win in ``d``, ``d - 32768`` for a
+    loss)."""
+    if s == 0:
+        return np.int64(0)
+    if s % 2 == 0:
+        return 32769 - np.int64(s)
+    return np.int64(s) - 32769
 
 
 @njit(cache=True)

@@ -25,8 +25,9 @@ from .files import publish, temporary_name
 #: Version of the table format this code writes and reads. 1: ``manifest.json`` beside
 #: ``w-*.parquet`` shards with nullable ``wdl``/``dtm`` columns. 2: hive folders per side,
 #: one int16 ``value`` column with don't-care rows, storage orders, ``manifest.parquet``.
-#: 3: the int16 ``dtz`` column beside it (the 50-move rule).
-FORMAT_VERSION = 3
+#: 3: the int16 ``dtz`` column beside it (the 50-move rule). 4: ``value`` holds ``d + 1``
+#: for a position decided at ply ``d`` (3: ``+d`` a win, ``-(d + 1)`` a loss).
+FORMAT_VERSION = 4
 INDEX_SCHEME = "kk-combination-v1"
 SIDES = "wb"
 MANIFEST = "manifest.parquet"

@@ -100,14 +100,8 @@ def write_shard(folder: Path, material: str, side: int, slice_id: int, val: np.n
     schema = SCHEMA if zval is not None else SCHEMA_WITHOUT_DTZ
     table = pa.table(columns, schema=schema).replace_schema_metadata(
         _footer(material, SIDES[side], slice_id, start, stop, order))
-    encodings = {"index": "DELTA_BINARY_PACKED", "value": coding.encoding, "dtz": coding.dtz_encoding}
-    encodings = {c: e for c, e in encodings.items() if c in columns}
-    levels = {c: coding.dtz_zstd_level if c == "dtz" else coding.zstd_level for c in columns}
     tmp = temporary_name(path)
-    pq.write_table(table, tmp, compression="zstd", compression_level=levels,
-                   use_dictionary=[c for c, e in encodings.items() if e == "RLE_DICTIONARY"] or False,
-                   column_encoding={c: e for c, e in encodings.items() if e != "RLE_DICTIONARY"},
-                   row_group_size=coding.row_group_rows, write_statistics=False)
+    write_columns(table, tmp, coding)
     publish(tmp, path)
     wins, draws, losses, longest_dtm = value_counts(val)
     cursed, blessed, longest_dtz = dtz_counts(zval) if zval is not None else (0, 0, 0)
@@ -117,6 +111,17 @@ def write_shard(folder: Path, material: str, side: int, slice_id: int, val: np.n
                      cursed_wins=cursed, blessed_losses=blessed, longest_dtz=longest_dtz)
     write_exact(folder, info, plain(val))
     return info
+
+
+def write_columns(table: pa.Table, path: Path, coding: Coding = DEFAULT_CODING) -> None:
+    """Write a shard's columns to ``path`` with the encodings and levels of ``coding``."""
+    encodings = {"index": "DELTA_BINARY_PACKED", "value": coding.encoding, "dtz": coding.dtz_encoding}
+    encodings = {c: e for c, e in encodings.items() if c in table.column_names}
+    levels = {c: coding.dtz_zstd_level if c == "dtz" else coding.zstd_level for c in table.column_names}
+    pq.write_table(table, path, compression="zstd", compression_level=levels,
+                   use_dictionary=[c for c, e in encodings.items() if e == "RLE_DICTIONARY"] or False,
+                   column_encoding={c: e for c, e in encodings.items() if e != "RLE_DICTIONARY"},
+                   row_group_size=coding.row_group_rows, write_statistics=False)
 
 
 def check_shard(folder: Path, info: ShardInfo, *, hash_check: bool = True) -> None:
