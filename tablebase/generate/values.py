@@ -29,7 +29,7 @@ move: ``0`` a draw, ``d + 1`` a position decided at ply ``d``: even for a win in
 plies (``d`` odd), odd for a loss (``1`` is checkmated, ``3`` mated in 2). The code is
 never negative, so below a depth of 255 every byte but the lowest is zero, which split
 byte streams compress to nothing (the signed coding of format 3, ``+d`` / ``-(d + 1)``,
-alternated 0x00 and 0xFF wherever wins and losses mix: 1-24 % more bytes, measured in
+alternated 0x00 and 0xFF wherever wins and losses mix: 1.01-1.32x the bytes, measured in
 ``benchmarks/storage.py``). Two kinds of rows hold a *don't care* value, chosen by
 :func:`fill_dont_care` to lengthen runs (Syzygy's trick):
 
