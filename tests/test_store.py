@@ -212,13 +212,12 @@ def _recipe_by_pyarrow(folder: Path):
     t = ds.dataset(folder, format="parquet", partitioning="hive").to_table()
     dtz, value = t.column("dtz"), t.column("value")
     neg = pc.less(dtz, 0)
+    draw, won = pc.equal(value, 0), pc.equal(pc.bit_wise_and(value, 1), 0)
     return {"side": t.column("side").to_numpy(zero_copy_only=False), "index": t.column("index").to_numpy(),
             "wdl": pc.sign(dtz).to_numpy(),
             "dtz": pc.if_else(neg, pc.min_element_wise(pc.add(dtz, 1), -1), dtz).to_numpy(),
-            "dtm": pc.if_else(pc.equal(value, 0), 0, pc.if_else(pc.equal(pc.bit_wise_and(value, 1), 0),
-                                                                 pc.subtract(value, 1), pc.subtract(1, value))).to_numpy(),
-            "wdl_of_value": pc.if_else(pc.equal(value, 0), 0, pc.if_else(pc.equal(pc.bit_wise_and(value, 1), 0),
-                                                                          1, -1)).to_numpy()}
+            "dtm": pc.if_else(draw, 0, pc.if_else(won, pc.subtract(value, 1), pc.subtract(1, value))).to_numpy(),
+            "wdl_of_value": pc.if_else(draw, 0, pc.if_else(won, 1, -1)).to_numpy()}
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "pyarrow"])
@@ -255,7 +254,7 @@ def test_the_readme_recipes_give_the_probe_librarys_values(tables_34, engine):
                     assert rows["wdl50"][mine][i] == tb.probe_wdl50(board), board.fen()
                 if not any(board.is_capture(m) or m.promotion for m in board.legal_moves):
                     assert rows["dtm"][mine][i] == tb.probe_dtm(board), board.fen()
-                    if "wdl_of_value" in rows:  # a table without dtz: the wdl the value gives
+                    if "wdl_of_value" in rows:  # the README's wdl for tables without dtz, from value
                         assert rows["wdl_of_value"][mine][i] == tb.probe_wdl(board), board.fen()
                     direct += 1
                 checked += 1
