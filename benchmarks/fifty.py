@@ -1,6 +1,6 @@
 """What the 50-move rule costs: generation time and peak memory with DTZ, beside DTM alone.
 
-    python benchmarks/fifty.py --tables DIR [--repeat N] [--base-src DIR --base-tables DIR] [MATERIAL ...]
+    python benchmarks/fifty.py --tables DIR [--repeat N] [--no-dtz] [--base-src DIR --base-tables DIR] [MATERIAL ...]
 
 For each table (default: KQRvKR KRPvKR), generated whole in one process (a subprocess per
 run, its sub-tables linked from ``--tables``), twice in a row: WDL and DTM only
@@ -13,6 +13,7 @@ runs find their kernels compiled.
 ``--base-src`` (a checkout of an earlier version, e.g. ``git worktree add ../base 2b4096b``)
 with ``--base-tables`` (its tables, of its format) adds that version's run of the same
 table in the same session (DTM only): its seconds and peak memory, and ours over them.
+``--no-dtz`` leaves out the runs with DTZ (for ``--tables`` generated without it).
 """
 
 from __future__ import annotations
@@ -68,10 +69,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="run each version this many times, alternating, and keep the fastest of each "
                              "(this machine's speed drifts by 10-40 %% between minutes)")
+    parser.add_argument("--no-dtz", action="store_true", help="only the runs without DTZ")
     args = parser.parse_args()
+    ours = (("0",),) if args.no_dtz else (("0",), ("1",))
     print(f"{'table':8} {'DTM s':>7} {'+DTZ s':>7} {'DTZ s':>7} {'ratio':>6} {'passes':>6} {'B/pos':>6} "
           f"{'+DTZ B/pos':>10}" + (f" {'base s':>7} {'base B/pos':>10} {'DTM/base':>8}" if args.base_src else ""))
-    for src, tables, flags in [(ROOT, args.tables, (("0",), ("1",)))] + (
+    for src, tables, flags in [(ROOT, args.tables, ours)] + (
             [(args.base_src, args.base_tables, ((),))] if args.base_src else []):
         for key in ("KQvK", "KPvK"):  # compile what the timed runs use, pawnless and with pawns
             for flag in flags:
@@ -79,12 +82,15 @@ def main() -> None:
     for key in args.materials:
         positions = 2 * IndexScheme.of(key).size
         # Alternating (DTM, DTZ, DTM, ...), so that a slow spell of the machine hits both.
-        runs = [(run(ROOT, args.tables, key, "0"), run(ROOT, args.tables, key, "1")) for _ in range(args.repeat)]
-        d = min((a for a, _ in runs), key=lambda x: x["seconds"])
-        r = min((b for _, b in runs), key=lambda x: x["seconds"])
-        line = (f"{key:8} {d['seconds']:7.1f} {r['seconds']:7.1f} {r['dtz_seconds']:7.1f} "
-                f"{r['seconds'] / d['seconds']:6.2f} {r['dtz_passes']:6d} {d['peak'] / positions:6.2f} "
-                f"{r['peak'] / positions:10.2f}")
+        runs = [[run(ROOT, args.tables, key, *flag) for flag in ours] for _ in range(args.repeat)]
+        d = min((each[0] for each in runs), key=lambda x: x["seconds"])
+        line = f"{key:8} {d['seconds']:7.1f}"
+        if args.no_dtz:
+            line += f" {'-':>7} {'-':>7} {'-':>6} {'-':>6} {d['peak'] / positions:6.2f} {'-':>10}"
+        else:
+            r = min((each[1] for each in runs), key=lambda x: x["seconds"])
+            line += (f" {r['seconds']:7.1f} {r['dtz_seconds']:7.1f} {r['seconds'] / d['seconds']:6.2f} "
+                     f"{r['dtz_passes']:6d} {d['peak'] / positions:6.2f} {r['peak'] / positions:10.2f}")
         if args.base_src:
             b = run(args.base_src, args.base_tables, key)
             line += f" {b['seconds']:7.1f} {b['peak'] / positions:10.2f} {d['seconds'] / b['seconds']:8.2f}"
