@@ -234,6 +234,12 @@ def value_of(reg, vals, exact, index, scratch, t, stm, idx, need, wdl_only, deco
     status, slot, off = _slot(reg, vals, index, t, stm, idx, need)
     if status != OK:
         return status, DRAW
+    return _search(reg, vals, exact, index, scratch, t, stm, idx, slot, off, need, wdl_only, decoded)
+
+
+@njit(cache=True, inline="always")
+def _search(reg, vals, exact, index, scratch, t, stm, idx, slot, off, need, wdl_only, decoded):
+    """:func:`value_of` of ``idx``, its row at ``slot``/``off``."""
     if exact[slot, off] != UNKNOWN:
         return OK, exact[slot, off]
     _enter(reg, vals, exact, scratch, 0, t, stm, idx, slot, off, wdl_only, decoded)
@@ -284,56 +290,73 @@ def row_of(reg, vals, index, t, stm, idx, need):
 
 @njit(cache=True)
 def block_order(reg, t, stms, idxs):
-    """An order of the indices that visits each block of table ``t`` in one run (a
-    counting sort by block)."""
+    """(order, keys, offsets): an order of the indices that visits each block of table
+    ``t`` in one run (a counting sort by block), and in that order each one's block key
+    and row within its block, so that :func:`values_of` finds each block once."""
     n = idxs.shape[0]
     row = reg[t]
     desc, kk, br = row[R_DESC:R_KK], row[R_KK], row[R_ROWS]
     blocks_per_slice = (kk * desc[3] + br - 1) // br  # D_R
     slices = (desc[5] + kk * desc[3] - 1) // (kk * desc[3])  # D_SIZE
+    bucket = np.empty(n, dtype=np.int64)
     key = np.empty(n, dtype=np.int64)
+    local = np.empty(n, dtype=np.int64)
     counts = np.zeros(2 * slices * blocks_per_slice + 1, dtype=np.int64)
     for i in range(n):
         stm = stms[i]
         s, r = storage_row(desc, row[R_ORDER + 8 * stm:R_ORDER + 8 * stm + 8], kk, idxs[i])
-        key[i] = (stm * slices + s) * blocks_per_slice + r // br
-        counts[key[i] + 1] += 1
+        bucket[i] = (stm * slices + s) * blocks_per_slice + r // br
+        key[i] = block_key(t, stm, s, r // br)
+        local[i] = r % br
+        counts[bucket[i] + 1] += 1
     for j in range(1, counts.shape[0]):
         counts[j] += counts[j - 1]
     order = np.empty(n, dtype=np.int64)
+    keys = np.empty(n, dtype=np.int64)
+    offsets = np.empty(n, dtype=np.int64)
     for i in range(n):
-        order[counts[key[i]]] = i
-        counts[key[i]] += 1
-    return order
+        j = counts[bucket[i]]
+        counts[bucket[i]] += 1
+        order[j], keys[j], offsets[j] = i, key[i], local[i]
+    return order, keys, offsets
 
 
 @njit(cache=True)
-def values_of(reg, vals, exact, index, scratch, t, stms, idxs, start, out, need, check_legal):
-    """:func:`value_of` of many indices of table ``t`` from position ``start``, into
-    ``out`` (ILLEGAL for illegal ones when ``check_legal``, kept in ``exact`` too), until
-    done or a probe stops (MISS, NO_TABLE: ``need[0]`` says what it lacks). Returns the
-    position reached and the status there."""
+def values_of(reg, vals, exact, index, scratch, t, stms, idxs, order, keys, offsets, start, out, need, check_legal):
+    """:func:`value_of` of many indices of table ``t`` into ``out`` (ILLEGAL for illegal
+    ones when ``check_legal``, kept in ``exact`` too), visited in :func:`block_order`'s
+    ``order`` (with its ``keys`` and ``offsets``) from its position ``start``, until done
+    or a probe stops (MISS, NO_TABLE: ``need[0]`` says what it lacks). Returns the
+    position in ``order`` reached and the status there."""
     desc = reg[t, R_DESC:R_KK]
     w = scratch[0]
     sq, tmp = w[S_SQ:S_TMP], w[S_TMP:S_SUB_SQ]
-    for i in range(start, idxs.shape[0]):
-        stm, idx = stms[i], idxs[i]
-        status, slot, off = _slot(reg, vals, index, t, stm, idx, need)
-        if status != OK:
-            return i, status
+    n_slots = vals.shape[0]
+    held, slot = _EMPTY, np.int64(-1)
+    for i in range(start, order.shape[0]):
+        if keys[i] != held:  # a new run: its block, found once (only Python loads blocks)
+            slot = pool_find(index, n_slots, keys[i])
+            if slot < 0:
+                need[0] = keys[i]
+                return i, MISS
+            index[index.shape[0] - n_slots + slot] = 1  # referenced
+            held = keys[i]
+        index[P_HITS] += 1
+        off = offsets[i]
         known = exact[slot, off]
         if known != UNKNOWN:
-            out[i] = known
+            out[order[i]] = known
             continue
+        stm, idx = stms[order[i]], idxs[order[i]]
         decode(desc, idx, sq)
         if check_legal and not _legal(desc, stm, idx, sq, tmp):
-            out[i] = exact[slot, off] = ILLEGAL
+            out[order[i]] = exact[slot, off] = ILLEGAL
             continue
-        status, v = value_of(reg, vals, exact, index, scratch, t, stm, idx, need, False, True)
+        status, v = _search(reg, vals, exact, index, scratch, t, stm, idx, slot, off, need, False, True)
         if status != OK:
             return i, status
-        out[i] = v
-    return idxs.shape[0], OK
+        out[order[i]] = v
+    return order.shape[0], OK
 
 
 @njit(cache=True, inline="always")
@@ -568,16 +591,13 @@ class Engine:
         ``check_legal``), visited block by block so that each of ``t``'s blocks is decoded
         once; NoSubtable when one needs a sub-table that is not found."""
         with self._lock:
-            order = block_order(self._reg, t, stms, idxs)
-            stms, idxs = stms[order], idxs[order]  # then read in turn, not at random
-            sorted_out = np.empty(idxs.shape[0], dtype=np.uint16)
+            order, keys, offsets = block_order(self._reg, t, stms, idxs)
+            out = np.empty(idxs.shape[0], dtype=np.uint16)
             done = 0
             while True:
                 done, status = values_of(self._reg, self._vals, self._exact, self._index, self._scratch, t, stms, idxs,
-                                         done, sorted_out, self._need, check_legal)
+                                         order, keys, offsets, done, out, self._need, check_legal)
                 if self._settle(status):
-                    out = np.empty_like(sorted_out)
-                    out[order] = sorted_out
                     return out
 
     def _block_keys(self, t: int) -> list[int]:
