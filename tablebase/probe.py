@@ -97,7 +97,8 @@ class MoveValue:
 
 class CacheInfo(NamedTuple):
     """What :meth:`Tablebase.cache_info` reports: decoded blocks (row groups) held, their
-    bytes, the bound, and the lookups that found or decoded their block."""
+    bytes, the bound, and the lookups that found or decoded their block (``hits`` is a
+    lower bound once a batch has run on several threads, which count without atomics)."""
 
     blocks: int
     bytes: int
@@ -731,7 +732,9 @@ class Tablebase:
                             index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(wdl int8, dtm int16) of index arrays of one table (``stm``: 0 White to move,
         1 Black, in the table's orientation; a scalar applies to all). Indices that are no
-        legal position get ``wdl = ILLEGAL_WDL`` and ``dtm = 0``.
+        legal position get ``wdl = ILLEGAL_WDL`` and ``dtm = 0``. A batch of 2 * 65,536
+        indices or more runs on numba's threads (``NUMBA_NUM_THREADS``, one per CPU by
+        default), in parts of at least 65,536.
 
         >>> with open_tablebase("data/test-tables") as tablebase:
         ...     tablebase.probe_batch_indices("KQvK", [0, 1], [1000, 1000])

@@ -8,6 +8,7 @@ default, 200, takes 30-40 s on 2 cores; the issue's full check is 20000.
 from __future__ import annotations
 
 import doctest
+import inspect
 import json
 import os
 import random
@@ -23,6 +24,7 @@ import pytest
 
 import tablebase
 import tablebase.probe
+import tablebase.probing.engine
 from tablebase.cli import main
 from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.material import all_materials
@@ -277,16 +279,27 @@ def test_index_batch_equals_single_probes(tb):
         np.testing.assert_array_equal(d, dtm)
 
 
-@pytest.mark.parametrize("key, cache_bytes", [("KvK", 512 << 20), ("KQvKR", 512 << 20), ("KPvKP", 512 << 20),
-                                              ("KQvKR", 100_000)])
-def test_index_batch_over_a_whole_table(tables_34, key, cache_bytes):
+@pytest.mark.parametrize("key, cache_bytes, threads", [("KvK", 512 << 20, 1), ("KQvKR", 512 << 20, 1),
+                                                       ("KPvKP", 512 << 20, 4), ("KQvKR", 100_000, 4)])
+def test_index_batch_over_a_whole_table(tables_34, monkeypatch, key, cache_bytes, threads):
     """Every index of both sides, in random order, against the exact values the
     generator's loader resolves (its slow twin: whole slices, not one probe at a time).
     With room for every block, no block is decoded twice; the small cache (the pool's
-    least, MIN_SLOTS blocks) gives the same answers."""
+    least, MIN_SLOTS blocks) gives the same answers. With 4 threads the batch runs in 4
+    parts at once (whatever the CPUs here), which share the pool and its misses."""
+    monkeypatch.setattr(tablebase.probing.engine, "get_num_threads", lambda: threads)
     white, black = load_table(tables_34, key)
     size = IndexScheme.of(key).size
     idx = np.random.default_rng(3).permutation(2 * size)
+    calls = []
+    values_in_parts = tablebase.probing.engine.values_in_parts
+
+    def counted(*args):
+        bounds = inspect.signature(values_in_parts.py_func).bind(*args).arguments["bounds"]
+        calls.append(len(bounds) - 1)
+        return values_in_parts(*args)
+
+    monkeypatch.setattr(tablebase.probing.engine, "values_in_parts", counted)
     with open_tablebase(tables_34, cache_bytes=cache_bytes) as t:
         wdl, dtm = t.probe_batch_indices(key, (idx // size).reshape(-1, 2), (idx % size).reshape(-1, 2))
         info = t.cache_info()
@@ -294,6 +307,7 @@ def test_index_batch_over_a_whole_table(tables_34, key, cache_bytes):
     assert info.bytes <= max(cache_bytes, info.capacity)
     if cache_bytes > 1 << 20:
         assert info.misses == info.blocks
+    assert set(calls) == {threads}
     want_wdl, want_dtm, legal = to_wdl_dtm(np.concatenate([white, black])[idx])
     np.testing.assert_array_equal(wdl.ravel(), np.where(legal, want_wdl, ILLEGAL_WDL))
     np.testing.assert_array_equal(dtm.ravel(), want_dtm)

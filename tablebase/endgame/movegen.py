@@ -399,6 +399,28 @@ def _legality_masks(desc, sq, stm, occ):
 
 
 @njit(cache=True, inline="always")
+def may_exit(desc, sq, stm, occ):
+    """Whether the side to move may have an exit: one of its pieces attacks (through empty
+    squares) a piece of the other side's other than its king, or one of its pawns stands
+    a step from promoting. False: :func:`exits` finds none. A filter a few table look-ups
+    long, where :func:`exits` first needs the check and pin masks."""
+    them = np.uint64(0)
+    for i in range(2, desc[D_N]):  # slots 0 and 1 are the kings
+        if desc[D_COLOUR + i] != stm:
+            them |= SQ_BIT[sq[i]]
+    for i in range(desc[D_N]):
+        if desc[D_COLOUR + i] != stm:
+            continue
+        t, frm = desc[D_TYPE + i], sq[i]
+        if t == PAWN:
+            if (frm >> 3) == (6 if stm == 0 else 1) or PAWN_ATTACK_MASK[stm, frm] & them:
+                return True
+        elif them and _piece_targets(t, frm, occ) & them:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
 def _exits_into(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, out_sub, out_stm, out_idx):
     """The exits of :func:`_successors_into` alone (its captures and promotions, in its
     order), from position 0 of the ``out_*`` arrays; returns how many. What a reader of

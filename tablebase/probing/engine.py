@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 from ..endgame.index import D_N, decode, encode, is_valid
 from ..endgame.material import MAX_PIECES
-from ..endgame.movegen import MAX_MOVES, SQ_BIT, ExitArrays, ExitMap, _exits_into, attacked
+from ..endgame.movegen import MAX_MOVES, SQ_BIT, ExitArrays, ExitMap, _exits_into, attacked, may_exit
 from ..generate.values import DECIDED, DEPTH_MASK, DRAW, ILLEGAL, rank_of_stored
 from ..store import TableReader
 from ..store.layout import storage_row
@@ -43,6 +43,13 @@ MAX_LEVELS = MAX_PIECES
 MIN_SLOTS = 64
 #: Pool bytes per row: the stored value and the exact code once known.
 BYTES_PER_ROW = 4
+#: Bits of a row within its block in :func:`block_order`'s packed entries.
+ROW_BITS = 20
+#: Fewest indices a batch gives a thread of its own (fewer: the threads cost more than they save).
+PART_INDICES = 1 << 16
+#: One parallel kernel at a time in a process: numba's workqueue threading layer, the one
+#: every install has, aborts the process when two threads launch kernels at once.
+_PARALLEL = threading.Lock()
 #: Most sub-tables a table has (20 for 6 pieces; 7 pieces stay below 32).
 MAX_SUBTABLES = 32
 _EMPTY = np.int64(-1)
@@ -212,8 +219,11 @@ def _enter(reg, vals, exact, scratch, level, t, stm, idx, slot, off, wdl_only, d
         decode(desc, idx, sq)
     occ = np.uint64(0)
     for i in range(desc[D_N]):
-        board[sq[i]] = i
         occ |= SQ_BIT[sq[i]]
+    if not may_exit(desc, sq, stm, occ):  # most positions: the row is exact
+        return
+    for i in range(desc[D_N]):
+        board[sq[i]] = i
     exit_map = _exit_map(reg, t)
     w[S_STATE + 3] = _exits_into(desc, sq, stm, board, occ, exit_map, w[S_TMP:S_SUB_SQ],
                                  w[S_SUB_SQ:S_BOARD], w[S_SUB:S_STM], w[S_STM:S_IDX], w[S_IDX:S_STATE])
@@ -290,73 +300,109 @@ def row_of(reg, vals, index, t, stm, idx, need):
 
 @njit(cache=True)
 def block_order(reg, t, stms, idxs):
-    """(order, keys, offsets): an order of the indices that visits each block of table
-    ``t`` in one run (a counting sort by block), and in that order each one's block key
-    and row within its block, so that :func:`values_of` finds each block once."""
+    """(order, packed, starts, keys): an order of the indices that visits each block of
+    table ``t`` in one run (a counting sort by block); in that order, each one's index,
+    side to move and row within its block in one int64 (:func:`_unpack`), read in
+    sequence where a gather through ``order`` from arrays of millions would cost more
+    than the probe; and the runs, where each starts in that order (and the end) and the
+    key of its block, so that :func:`values_of` finds each block once."""
     n = idxs.shape[0]
     row = reg[t]
     desc, kk, br = row[R_DESC:R_KK], row[R_KK], row[R_ROWS]
     blocks_per_slice = (kk * desc[3] + br - 1) // br  # D_R
     slices = (desc[5] + kk * desc[3] - 1) // (kk * desc[3])  # D_SIZE
+    buckets = 2 * slices * blocks_per_slice
     bucket = np.empty(n, dtype=np.int64)
-    key = np.empty(n, dtype=np.int64)
     local = np.empty(n, dtype=np.int64)
-    counts = np.zeros(2 * slices * blocks_per_slice + 1, dtype=np.int64)
+    counts = np.zeros(buckets + 1, dtype=np.int64)
     for i in range(n):
         stm = stms[i]
         s, r = storage_row(desc, row[R_ORDER + 8 * stm:R_ORDER + 8 * stm + 8], kk, idxs[i])
         bucket[i] = (stm * slices + s) * blocks_per_slice + r // br
-        key[i] = block_key(t, stm, s, r // br)
         local[i] = r % br
         counts[bucket[i] + 1] += 1
-    for j in range(1, counts.shape[0]):
-        counts[j] += counts[j - 1]
+    runs = 0
+    for b in range(buckets):
+        runs += counts[b + 1] > 0
+        counts[b + 1] += counts[b]
+    starts = np.empty(runs + 1, dtype=np.int64)
+    keys = np.empty(runs, dtype=np.int64)
+    k = 0
+    for b in range(buckets):
+        if counts[b + 1] > counts[b]:
+            stm, rest = divmod(b, slices * blocks_per_slice)
+            starts[k], keys[k] = counts[b], block_key(t, stm, rest // blocks_per_slice, rest % blocks_per_slice)
+            k += 1
+    starts[runs] = n
     order = np.empty(n, dtype=np.int64)
-    keys = np.empty(n, dtype=np.int64)
-    offsets = np.empty(n, dtype=np.int64)
+    packed = np.empty(n, dtype=np.int64)
     for i in range(n):
         j = counts[bucket[i]]
         counts[bucket[i]] += 1
-        order[j], keys[j], offsets[j] = i, key[i], local[i]
-    return order, keys, offsets
+        order[j] = i
+        packed[j] = (idxs[i] << (ROW_BITS + 1)) | (stms[i] << ROW_BITS) | local[i]
+    return order, packed, starts, keys
+
+
+@njit(cache=True, inline="always")
+def _unpack(p):
+    """(stm, idx, row within its block) of an entry of :func:`block_order`'s ``packed``."""
+    return (p >> ROW_BITS) & 1, p >> (ROW_BITS + 1), p & ((1 << ROW_BITS) - 1)
 
 
 @njit(cache=True)
-def values_of(reg, vals, exact, index, scratch, t, stms, idxs, order, keys, offsets, start, out, need, check_legal):
-    """:func:`value_of` of many indices of table ``t`` into ``out`` (ILLEGAL for illegal
-    ones when ``check_legal``, kept in ``exact`` too), visited in :func:`block_order`'s
-    ``order`` (with its ``keys`` and ``offsets``) from its position ``start``, until done
-    or a probe stops (MISS, NO_TABLE: ``need[0]`` says what it lacks). Returns the
-    position in ``order`` reached and the status there."""
+def values_of(reg, vals, exact, index, scratch, t, order, packed, starts, keys, start, end, out, need, check_legal):
+    """:func:`value_of` of many indices of table ``t`` (ILLEGAL for illegal ones when
+    ``check_legal``, kept in ``exact`` too), given in :func:`block_order`'s order
+    (``packed``, the runs' ``starts`` and ``keys``), from position ``start`` to ``end``
+    of it, into ``out`` at their places in ``order``, until done or a probe stops (MISS,
+    NO_TABLE: ``need[0]`` says what it lacks). Returns the position reached and the
+    status there."""
     desc = reg[t, R_DESC:R_KK]
     w = scratch[0]
     sq, tmp = w[S_SQ:S_TMP], w[S_TMP:S_SUB_SQ]
     n_slots = vals.shape[0]
-    held, slot = _EMPTY, np.int64(-1)
-    for i in range(start, order.shape[0]):
-        if keys[i] != held:  # a new run: its block, found once (only Python loads blocks)
-            slot = pool_find(index, n_slots, keys[i])
-            if slot < 0:
-                need[0] = keys[i]
-                return i, MISS
-            index[index.shape[0] - n_slots + slot] = 1  # referenced
-            held = keys[i]
-        index[P_HITS] += 1
-        off = offsets[i]
-        known = exact[slot, off]
-        if known != UNKNOWN:
+    run = np.searchsorted(starts, start, side="right") - 1
+    i = start
+    while i < end:
+        slot = pool_find(index, n_slots, keys[run])  # once a run (only Python loads blocks)
+        if slot < 0:
+            need[0] = keys[run]
+            return i, MISS
+        index[index.shape[0] - n_slots + slot] = 1  # referenced
+        stop = min(end, starts[run + 1])
+        index[P_HITS] += stop - i
+        while i < stop:
+            stm, idx, off = _unpack(packed[i])
+            known = exact[slot, off]
+            if known == UNKNOWN:
+                decode(desc, idx, sq)
+                if check_legal and not _legal(desc, stm, idx, sq, tmp):
+                    known = exact[slot, off] = ILLEGAL
+                else:
+                    status, known = _search(reg, vals, exact, index, scratch, t, stm, idx, slot, off, need, False,
+                                            True)
+                    if status != OK:
+                        return i, status
             out[order[i]] = known
-            continue
-        stm, idx = stms[order[i]], idxs[order[i]]
-        decode(desc, idx, sq)
-        if check_legal and not _legal(desc, stm, idx, sq, tmp):
-            out[order[i]] = exact[slot, off] = ILLEGAL
-            continue
-        status, v = _search(reg, vals, exact, index, scratch, t, stm, idx, slot, off, need, False, True)
-        if status != OK:
-            return i, status
-        out[order[i]] = v
-    return order.shape[0], OK
+            i += 1
+        run += 1
+    return end, OK
+
+
+@njit(cache=True, parallel=True)
+def values_in_parts(reg, vals, exact, index, scratches, t, order, packed, starts, keys, bounds, done, status, needs,
+                    out, check_legal):
+    """:func:`values_of` over the parts ``[bounds[p], bounds[p + 1])`` of the order at
+    once, a thread each, part ``p`` from ``done[p]`` with ``scratches[p]``; each part's
+    position reached and status into ``done`` and ``status`` (what it lacks in
+    ``needs[p]``). The parts share the pool: only Python loads blocks, between calls,
+    and what they write into it concurrently (an exact code, a referenced bit) is the
+    same whichever thread writes it; the hit count may lose increments."""
+    for p in prange(bounds.shape[0] - 1):
+        if done[p] < bounds[p + 1]:
+            done[p], status[p] = values_of(reg, vals, exact, index, scratches[p], t, order, packed, starts, keys,
+                                           done[p], bounds[p + 1], out, needs[p], check_legal)
 
 
 @njit(cache=True, inline="always")
@@ -457,6 +503,7 @@ class Engine:
         self._index = np.zeros(P_HASH, dtype=np.int64)
         self._misses = 0
         self._scratch = np.full((MAX_LEVELS, S_LEN), -1, dtype=np.int64)  # boards start empty
+        self._scratches = np.zeros((0, MAX_LEVELS, S_LEN), dtype=np.int64)  # a batch's, one per part
         self._need = np.zeros(1, dtype=np.int64)
 
     # -- tables ---------------------------------------------------------------------------
@@ -481,6 +528,10 @@ class Engine:
         if len(e.subtables) > MAX_SUBTABLES:
             reader.close()
             raise ValueError(f"{key}: {len(e.subtables)} sub-tables, more than {MAX_SUBTABLES}")
+        if reader.block_rows > 1 << ROW_BITS:
+            reader.close()
+            raise ValueError(f"{key}: row groups of {reader.block_rows:,} rows, more than the {1 << ROW_BITS:,} a probe "
+                             "can address")
         t = len(self.readers)
         if t == len(self._reg):
             self._reg = np.concatenate([self._reg, np.zeros_like(self._reg)])
@@ -589,16 +640,33 @@ class Engine:
     def values(self, t: int, stms: np.ndarray, idxs: np.ndarray, check_legal: bool) -> np.ndarray:
         """Exact codes of many indices of table ``t`` (ILLEGAL for illegal ones when
         ``check_legal``), visited block by block so that each of ``t``'s blocks is decoded
-        once; NoSubtable when one needs a sub-table that is not found."""
+        once, in parts of at least PART_INDICES on numba's threads; NoSubtable when one
+        needs a sub-table that is not found."""
         with self._lock:
-            order, keys, offsets = block_order(self._reg, t, stms, idxs)
-            out = np.empty(idxs.shape[0], dtype=np.uint16)
-            done = 0
+            order, packed, starts, keys = block_order(self._reg, t, stms, idxs)
+            n = idxs.shape[0]
+            # Between two calls each part loads a block it lacks: so few parts that their
+            # searches' blocks (a level each) fit the pool together.
+            parts = max(1, min(get_num_threads(), n // PART_INDICES, len(self._vals) // (2 * MAX_LEVELS)))
+            bounds = np.linspace(0, n, parts + 1).astype(np.int64)
+            done = bounds[:-1].copy()
+            status = np.zeros(parts, dtype=np.int64)
+            needs = np.zeros((parts, 1), dtype=np.int64)
+            if len(self._scratches) < parts:
+                self._scratches = np.full((parts, MAX_LEVELS, S_LEN), -1, dtype=np.int64)  # boards start empty
+            out = np.empty(n, dtype=np.uint16)
             while True:
-                done, status = values_of(self._reg, self._vals, self._exact, self._index, self._scratch, t, stms, idxs,
-                                         order, keys, offsets, done, out, self._need, check_legal)
-                if self._settle(status):
+                with _PARALLEL:
+                    values_in_parts(self._reg, self._vals, self._exact, self._index, self._scratches, t, order, packed,
+                                    starts, keys, bounds, done, status, needs, out, check_legal)
+                if (status == NO_TABLE).any():
+                    raise self._no_subtable(int(needs[np.argmax(status == NO_TABLE), 0]))
+                if (status == OK).all():
                     return out
+                for key in {int(k) for k in needs[status == MISS, 0]}:  # parts may lack the same block
+                    if pool_find(self._index, len(self._vals), np.int64(key)) < 0:
+                        self._load(key)
+                status[:] = OK
 
     def _block_keys(self, t: int) -> list[int]:
         reader = self.readers[t]
