@@ -97,7 +97,10 @@ ORDER_NATURAL, ORDER_HEURISTIC = 0, 1
 T_KEY, T_WIN, T_LO, T_STATE = range(4)
 # T_WIN = wr | wd << 32; T_LO = (lo + 1) | (hint + 1) << 32;
 # T_STATE = state | aux << 2 | low << 33 (aux: path depth or pending place; low < 2^30).
-_EMPTY = -1
+# A slot's key is its vertex + 1 and an empty slot's 0, so that a new table is zeros:
+# memory the system gives page by page as it is touched, so a table sized at once for a
+# search's whole budget costs only the pages the search reaches.
+_EMPTY = 0
 _M32 = (1 << 32) - 1
 _M31 = (1 << 31) - 1
 _FREE, _GRAY, _PENDING = 0, 1, 2
@@ -130,7 +133,7 @@ def _find(tt, v):
     s = _hash(v, mask)
     while True:
         k = tt[s, T_KEY]
-        if k == v:
+        if k == v + 1:
             return s
         if k == _EMPTY:
             return -1
@@ -165,10 +168,10 @@ def _insert(tt, ctl, v):
     s = _hash(v, mask)
     while True:
         k = tt[s, T_KEY]
-        if k == v:
+        if k == v + 1:
             return s
         if k == _EMPTY:
-            tt[s, T_KEY] = v
+            tt[s, T_KEY] = v + 1
             tt[s, T_WIN] = INF | (INF << 32)
             tt[s, T_LO] = 0
             tt[s, T_STATE] = 0
@@ -234,10 +237,9 @@ def _record_win(tt, s, d, c):
 def _rehash(tt, new):
     mask = new.shape[0] - 1
     for i in range(tt.shape[0]):
-        v = tt[i, T_KEY]
-        if v == _EMPTY:
+        if tt[i, T_KEY] == _EMPTY:
             continue
-        s = _hash(v, mask)
+        s = _hash(tt[i, T_KEY] - 1, mask)
         while new[s, T_KEY] != _EMPTY:
             s = (s + 1) & mask
         for c in range(4):
@@ -436,7 +438,7 @@ def _pop_slot(tt, frames, f):
     """The frame's slot in the table (kept in the frame, found again after a rehash), and
     its hint recorded."""
     s = frames[f, F_SLOT]
-    if tt[s, T_KEY] != frames[f, F_V]:
+    if tt[s, T_KEY] != frames[f, F_V] + 1:
         s = _find(tt, frames[f, F_V])
     hint = frames[f, F_HINT]
     if hint >= 0:
@@ -479,19 +481,23 @@ def _room(tt, frames, arena, pend, ctl):
             and ctl[C_PN] + 2 <= pend.shape[0] and 2 * (ctl[C_USED] + 2) <= tt.shape[0])
 
 
-@njit(cache=True, inline="always")
-def _scratch():
+def _scratch() -> tuple[np.ndarray, ...]:
+    """A kernel call's scratch arrays (made here: the kernels allocate nothing, so they run
+    without numba's reference counting, whose atomic operations on every array they touch
+    took 40 % of a search's time): a placement, index scratch, a board, a position's
+    moves, the duplicate set of :func:`_expand` (empty: its stamps are the node counts of
+    one table's life, which a new table restarts) and the ranks of :func:`_checks_first`."""
     return (np.empty(16, np.int64), np.empty(16, np.int64), np.empty(16, np.int64), np.empty(64, np.int64),
             np.empty(MAX_MOVES + 8, np.int64), np.empty(MAX_MOVES + 8, np.int64), np.empty(MAX_MOVES + 8, np.int64),
-            np.empty(MAX_MOVES + 8, np.int64), np.full((256, 2), -1, np.int64))
+            np.empty(MAX_MOVES + 8, np.int64), np.full((256, 2), -1, np.int64), np.empty(4 * MAX_MOVES + 32, np.int64))
 
 
 # -- the plain search --------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def plain_run(desc, exit_map, leaf_val, leaf_off, gs, close, black_first, order,
-              tt, other, frames, arena, pend, ctl, node_limit):
+              tt, other, frames, arena, pend, ctl, node_limit, scratch):
     """Plain WinTree for the player whose table side to move is ``gs``, from ``ctl[C_ROOT]``
     when no frame is open, else going on with the open frames; ``close`` closes cycles.
     ``tt`` is the table of results, ``other`` the other player's (its wins are positions g
@@ -502,8 +508,7 @@ def plain_run(desc, exit_map, leaf_val, leaf_off, gs, close, black_first, order,
     the caller grows it and calls again) or :data:`BAD_LEAF` / :data:`BAD_VERTEX` (a
     leaf without a value, an illegal root; the vertex in ``ctl[C_ERROR]``). The rules
     are :meth:`tablebase.solve.WinTreeSearch.run`'s."""
-    sq, tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen = _scratch()
-    ranks = np.empty(4 * MAX_MOVES + 32, np.int64)
+    sq, tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen, ranks = scratch
     opened = -1  # the vertex to expand next (the root, or the successor the top frame chose)
     if ctl[C_SP] == 0:
         v = ctl[C_ROOT]
@@ -661,16 +666,16 @@ def plain_run(desc, exit_map, leaf_val, leaf_off, gs, close, black_first, order,
 # -- the depth-cut search -----------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def cut_run(desc, exit_map, leaf_val, leaf_off, gs, black_first, order,
-            tt, other, frames, arena, pend, ctl, node_limit):
+            tt, other, frames, arena, pend, ctl, node_limit, scratch):
     """WinTree on the game cut at ``ctl[C_PLIES]`` plies (see
     :class:`~tablebase.online.bounded.DepthBounded`; leaves do not count), from
     ``ctl[C_ROOT]`` when no frame is open, else going on. The game is acyclic: no GRAY
     or NIL. A position with ``r`` plies left is won where its entry has ``wr <= r``, not
     won where ``lo >= r``; the search adds ``wr`` and ``lo`` as it settles positions.
     Arguments and results as :func:`plain_run`'s."""
-    sq, tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen = _scratch()
+    sq, tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen, _ = scratch
     opened = -1
     opened_r = 0
     if ctl[C_SP] == 0:
@@ -879,20 +884,20 @@ class Facts:
 
 
 # The other player's table where a search has no partner: empty.
-_NO_TABLE = np.full((1, 4), _EMPTY, np.int64)
+_NO_TABLE = np.zeros((1, 4), np.int64)
 #: Positions a kernel call expands before the budgets are checked again (a few ms).
 CHUNK = 1 << 13
 # Starting sizes; each grows by doubling.
 _START_SLOTS = 1 << 14
+# The most slots a budget reserves at once (128 MB); past it the table doubles as it fills.
+_RESERVE_SLOTS = 1 << 22
 _START_FRAMES = 256
 _START_ARENA = 1 << 13
 _START_PENDING = 1 << 10
 
 
 def _new_table(slots: int) -> np.ndarray:
-    tt = np.zeros((slots, 4), np.int64)
-    tt[:, T_KEY] = _EMPTY
-    return tt
+    return np.zeros((slots, 4), np.int64)  # every slot empty; the other columns are set when one is taken
 
 
 class CompiledSearch:
@@ -930,6 +935,7 @@ class CompiledSearch:
         self.arena = np.zeros((_START_ARENA, A_LEN), np.int64)
         self.pend = np.zeros(_START_PENDING, np.int64)
         self.ctl = np.zeros(C_LEN, np.int64)
+        self._scratch = _scratch()
         #: Positions expanded by every search so far.
         self.nodes = 0
         #: The other player's search on the same graph (see :meth:`pair`), or None.
@@ -1006,13 +1012,14 @@ class CompiledSearch:
         won = used & (wr < INF)
         nowin = used & (lo == NOWIN)
         within = used & (lo >= 0) & (lo < NOWIN)
-        keys = tt[:, T_KEY]
+        keys = tt[:, T_KEY] - 1
         return Facts(keys[won], wd[won], keys[nowin], keys[within], lo[within])
 
     def clear(self) -> None:
         """Forget every result (a new game, or the memory bound reached)."""
         self.tt = _new_table(_START_SLOTS)
         self.ctl[:] = 0
+        self._scratch = _scratch()
 
     # -- searching -----------------------------------------------------------------------
 
@@ -1038,6 +1045,8 @@ class CompiledSearch:
         ctl[C_PLIES] = plies
         before = int(ctl[C_NODES])
         limit = None if max_nodes is None else before + max_nodes
+        if max_nodes is not None:
+            self._reserve(max_nodes)
         while True:
             if deadline is not None and time.monotonic() >= deadline:
                 return self._stop(before, "time")
@@ -1047,10 +1056,10 @@ class CompiledSearch:
             other = _NO_TABLE if self.partner is None else self.partner.tt
             if cut:
                 code = cut_run(*self._graph_args, self.gs, self.black_first, self.order, self.tt, other,
-                               self.frames, self.arena, self.pend, ctl, chunk)
+                               self.frames, self.arena, self.pend, ctl, chunk, self._scratch)
             else:
                 code = plain_run(*self._graph_args, self.gs, self.close_cycles, self.black_first, self.order,
-                                 self.tt, other, self.frames, self.arena, self.pend, ctl, chunk)
+                                 self.tt, other, self.frames, self.arena, self.pend, ctl, chunk, self._scratch)
             if code == DONE:
                 self.nodes += int(ctl[C_NODES]) - before
                 return Run(True, int(ctl[C_NODES]) - before)
@@ -1084,7 +1093,21 @@ class CompiledSearch:
         if 2 * (ctl[C_USED] + 2) > self.tt.shape[0]:
             if self.max_bytes is not None and 2 * self.table_bytes > self.max_bytes:
                 return False
-            new = _new_table(2 * self.tt.shape[0])
-            _rehash(self.tt, new)
-            self.tt = new
+            self._resize(2 * self.tt.shape[0])
         return True
+
+    def _reserve(self, nodes: int) -> None:
+        """Size the table at once for ``nodes`` more expansions (an entry each at most), up
+        to :data:`_RESERVE_SLOTS` and ``max_bytes``: doubling it as it fills, each time
+        moving every entry, took a fifth of a 1 M-node search."""
+        slots = 1 << (2 * (int(self.ctl[C_USED]) + nodes + 2) - 1).bit_length()
+        slots = min(slots, _RESERVE_SLOTS)
+        if self.max_bytes is not None:
+            slots = min(slots, 1 << (max(1, self.max_bytes // SLOT_BYTES).bit_length() - 1))
+        if slots > self.tt.shape[0]:
+            self._resize(slots)
+
+    def _resize(self, slots: int) -> None:
+        new = _new_table(slots)
+        _rehash(self.tt, new)
+        self.tt = new
