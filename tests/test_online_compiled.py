@@ -184,3 +184,53 @@ def test_solve_recommends_no_move_worse_than_one_it_knows(tb, material):
         assert not known or after[choice.move] >= max(known), (board.fen(), choice)
         if choice.kind in value:
             assert after[choice.move] >= value[choice.kind], (board.fen(), choice)
+
+
+def _board_key(board: chess.Board) -> tuple:
+    """A board's position up to the index's symmetries (and the colour flip)."""
+    from tablebase.endgame.pychess import board_index
+    ep = board.has_legal_en_passant()
+    return tuple(sorted({board_index(board)} | (set() if ep else {board_index(board.mirror())}))), ep
+
+
+@pytest.mark.parametrize("material", ["KPvK", "KRvKP", "KPvKP"])
+def test_moves_mark_the_pawn_moves_as_python_chess_sees_them(tb, material):
+    # Move ordering tells pawn moves apart by what kernels.moves leaves in out_ep.
+    from tablebase.endgame.movegen import MAX_MOVES, PAWN_PUSH
+    from tablebase.online import kernels
+
+    graph = SearchGraph(tb, material)
+    scratch = [np.empty(n, np.int64) for n in (16, 16, 16, 64)]
+    out = [np.empty(MAX_MOVES + 8, np.int64) for _ in range(4)]
+    checked = 0
+    for stm, idx in sample_positions(tb, material, 80, seed=5):
+        board = graph.board(pack(stm, idx))
+        m, _ = kernels.moves(graph.scheme.desc, stm, idx, -1, graph.exits.arrays, *scratch, *out)
+        out_sub, out_stm, out_idx, out_ep = out
+        marked = {_board_key(graph.board((int(out_idx[k]) << 8) | (int(out_stm[k]) << 7) | (max(int(out_ep[k]), -1) + 1)))
+                  for k in range(m) if out_sub[k] < 0 and (out_ep[k] == PAWN_PUSH or out_ep[k] >= 0)}
+        expected = set()
+        for move in board.legal_moves:
+            if board.piece_type_at(move.from_square) == chess.PAWN and not board.is_capture(move) and not move.promotion:
+                child = board.copy(stack=False)
+                child.push(move)
+                expected.add(_board_key(child))
+        assert marked == expected, board.fen()
+        checked += bool(expected)
+    assert checked > 10
+
+
+@pytest.mark.parametrize("mine", [True, False])
+def test_forcing_first_orders_hint_checks_and_pawn_moves(mine):
+    # Rows 0-5: place in generation order k, pawn moves at 1 and 4, the hint at 3.
+    arena = np.zeros((6, compiled.A_LEN), np.int64)
+    arena[:, compiled.A_V] = 100 + np.arange(6)
+    arena[:, compiled.A_IDX] = np.arange(6)
+    arena[:, compiled.A_LEAF] = -1
+    arena[[1, 4], compiled.A_LEAF] = compiled._PAWN_MOVE
+    compiled._forcing_first(np.zeros(1, np.int64), arena, 0, 6, 0, mine, 3, False, np.empty(16, np.int64),
+                            np.empty(18, np.int64))
+    expected = [3, 1, 4, 0, 2, 5] if mine else [1, 4, 3, 0, 2, 5]
+    assert arena[:, compiled.A_IDX].tolist() == expected
+    assert arena[:, compiled.A_V].tolist() == [100 + k for k in expected]
+    assert (arena[:, compiled.A_LEAF] == -1).all()

@@ -40,9 +40,11 @@ over the same packed vertices (:func:`~tablebase.online.graph.pack`), with
   ``black-first`` (Sec. 4.1): every successor that needs no search (leaves, settled
   positions, and in the plain search those on the path or pending) is absorbed when
   the position is expanded, before any descent, one table look-up each. ``heuristic``
-  (and ``heuristic+black-first``): that, with the hint first and, in the plain search,
-  the moves that give check before the others. Ranking moves by the replies they leave,
-  as the Python twin's heuristic does, cost more time here than it saved nodes.
+  (and ``heuristic+black-first``): that, with, at g's turn, the hint first, then the
+  moves that give check, then the pawn moves; at the opponent's turn the pawn moves
+  first, then the hint, then (in the plain search) the checks (:func:`_forcing_first`).
+  Ranking moves by the replies they leave, as the Python twin's heuristic does, cost
+  more time here than it saved nodes.
 
 ``nodes`` counts positions expanded (move generation calls, sinks included).
 
@@ -88,8 +90,10 @@ C_SP, C_ATOP, C_PN, C_USED, C_NODES, C_ROOT, C_PLIES, C_ERROR, C_LEN = range(9)
 F_V, F_R, F_START, F_N, F_NEXT, F_FLAGS, F_BEST, F_BESTC, F_LOW, F_MARK, F_SLOT, F_HINT, F_LEN = range(13)
 _MINE, _DECIDED, _NIL = 1, 2, 4
 # Arena columns: the successor's vertex (-1: a leaf), a leaf's d when g wins it (else
-# -1), the successor's place in generation order.
+# -1; a position's: _PAWN_MOVE where a pawn move reaches it, read only by move
+# ordering), the successor's place in generation order.
 A_V, A_LEAF, A_IDX, A_LEN = range(4)
+_PAWN_MOVE = -4
 #: Move orders the kernels know (``black_first`` is a separate switch).
 ORDER_NATURAL, ORDER_HEURISTIC = 0, 1
 
@@ -310,7 +314,8 @@ def _expand(desc, exit_map, leaf_val, leaf_off, v, mine, arena, at, sq, tmp, sub
     for k in range(m):
         row = at + n
         if out_sub[k] < 0:
-            u = (out_idx[k] << 8) | (out_stm[k] << 7) | (out_ep[k] + 1)
+            ep = out_ep[k]
+            u = (out_idx[k] << 8) | (out_stm[k] << 7) | (max(ep, -1) + 1)
             h = _hash(u, mask)
             dup = False
             while seen[h, 0] == stamp:
@@ -323,7 +328,7 @@ def _expand(desc, exit_map, leaf_val, leaf_off, v, mine, arena, at, sq, tmp, sub
             seen[h, 0] = stamp
             seen[h, 1] = u
             arena[row, A_V] = u
-            arena[row, A_LEAF] = -1
+            arena[row, A_LEAF] = _PAWN_MOVE if ep != -1 else -1
         else:
             code = np.int64(leaf_val[leaf_off[out_sub[k], out_stm[k]] + out_idx[k]])
             if code == _LEAF_ILLEGAL:
@@ -367,25 +372,42 @@ def _open(desc, exit_map, leaf_val, leaf_off, gs, order, tt, other, arena, ctl, 
 
 
 @njit(cache=True, inline="always")
-def _checks_first(desc, arena, lo, hi, child_stm, sq, scratch):
-    """Move the successors in arena rows [lo, hi) (positions of this table with
-    ``child_stm`` to move) that give check before the others, each group in its order:
-    the plain search tries the forcing moves first, at either side's turn. ``scratch``
-    holds 3 * (hi - lo) int64."""
-    for i in range(lo, hi):
-        if kernels.in_check_at(desc, child_stm, arena[i, A_V] >> 8, sq):
-            arena[i, A_LEAF] = -2  # a position's A_LEAF is -1: a mark for the moment
-    k = 0
-    for mark in (-2, -1):
+def _forcing_first(desc, arena, lo, hi, child_stm, mine, hint, checks, sq, scratch):
+    """Reorder the successors in arena rows [lo, hi) (positions of this table with
+    ``child_stm`` to move), each group in its order: at g's turn the ``hint`` (a place in
+    generation order), then the moves that give check (with ``checks``), then the pawn
+    moves; at the opponent's turn the pawn moves before the hint, then the checks. A pawn
+    move cannot be taken back: a refutation that pushes a pawn to its promotion (a table
+    leaf) ends where a king's wandering has to close its cycles, or to reach the depth
+    cut, first; and the hint, when the cut search left it, names a move that only held
+    out for some plies. ``scratch`` holds 3 * (hi - lo) int64; every position's ``A_LEAF``
+    is -1 afterwards."""
+    if not checks:
+        pawns = False
         for i in range(lo, hi):
-            if arena[i, A_LEAF] == mark:
-                scratch[3 * k] = arena[i, A_V]
-                scratch[3 * k + 1] = arena[i, A_IDX]
-                k += 1
-    for j in range(hi - lo):
-        arena[lo + j, A_V] = scratch[3 * j]
-        arena[lo + j, A_LEAF] = -1
-        arena[lo + j, A_IDX] = scratch[3 * j + 1]
+            pawns |= arena[i, A_LEAF] == _PAWN_MOVE
+        if not pawns:
+            return  # _expand put the hint first
+    k = 0
+    for i in range(lo, hi):
+        check = checks and kernels.in_check_at(desc, child_stm, arena[i, A_V] >> 8, sq)
+        pawn = arena[i, A_LEAF] == _PAWN_MOVE
+        if mine:
+            rank = 0 if arena[i, A_IDX] == hint else 1 if check else 2 if pawn else 3
+        else:
+            rank = 0 if pawn else 1 if arena[i, A_IDX] == hint else 2 if check else 3
+        scratch[3 * k] = arena[i, A_V]
+        scratch[3 * k + 1] = arena[i, A_IDX]
+        scratch[3 * k + 2] = rank
+        k += 1
+    row = lo
+    for rank in range(4):
+        for j in range(k):
+            if scratch[3 * j + 2] == rank:
+                arena[row, A_V] = scratch[3 * j]
+                arena[row, A_LEAF] = -1
+                arena[row, A_IDX] = scratch[3 * j + 1]
+                row += 1
 
 
 @njit(cache=True, inline="always")
@@ -486,7 +508,7 @@ def _scratch() -> tuple[np.ndarray, ...]:
     without numba's reference counting, whose atomic operations on every array they touch
     took 40 % of a search's time): a placement, index scratch, a board, a position's
     moves, the duplicate set of :func:`_expand` (empty: its stamps are the node counts of
-    one table's life, which a new table restarts) and the ranks of :func:`_checks_first`."""
+    one table's life, which a new table restarts) and the ranks of :func:`_forcing_first`."""
     return (np.empty(16, np.int64), np.empty(16, np.int64), np.empty(16, np.int64), np.empty(64, np.int64),
             np.empty(MAX_MOVES + 8, np.int64), np.empty(MAX_MOVES + 8, np.int64), np.empty(MAX_MOVES + 8, np.int64),
             np.empty(MAX_MOVES + 8, np.int64), np.full((256, 2), -1, np.int64), np.empty(4 * MAX_MOVES + 32, np.int64))
@@ -579,8 +601,7 @@ def plain_run(desc, exit_map, leaf_val, leaf_off, gs, close, black_first, order,
                 frames[sp, F_N] = k - at
                 ctl[C_ATOP] = k
                 if order == ORDER_HEURISTIC and not frames[sp, F_FLAGS] & _DECIDED:
-                    _checks_first(desc, arena, at + (1 if arena[at, A_IDX] == hint else 0), k, 1 - ((v >> 7) & 1),
-                                  sq, ranks)
+                    _forcing_first(desc, arena, at, k, 1 - ((v >> 7) & 1), mine, hint, True, sq, ranks)
         sp = ctl[C_SP]
         f = sp - 1
         mine = frames[f, F_FLAGS] & _MINE
@@ -675,7 +696,7 @@ def cut_run(desc, exit_map, leaf_val, leaf_off, gs, black_first, order,
     or NIL. A position with ``r`` plies left is won where its entry has ``wr <= r``, not
     won where ``lo >= r``; the search adds ``wr`` and ``lo`` as it settles positions.
     Arguments and results as :func:`plain_run`'s."""
-    sq, tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen, _ = scratch
+    sq, tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep, seen, ranks = scratch
     opened = -1
     opened_r = 0
     if ctl[C_SP] == 0:
@@ -737,6 +758,9 @@ def cut_run(desc, exit_map, leaf_val, leaf_off, gs, black_first, order,
                         break
                 frames[sp, F_N] = k - at
                 ctl[C_ATOP] = k
+            if order == ORDER_HEURISTIC and not frames[sp, F_FLAGS] & _DECIDED:
+                _forcing_first(desc, arena, at, at + frames[sp, F_N], 1 - ((v >> 7) & 1), mine, hint, mine, sq,
+                               ranks)
         sp = ctl[C_SP]
         f = sp - 1
         mine = frames[f, F_FLAGS] & _MINE
@@ -921,8 +945,9 @@ class CompiledSearch:
         self.graph = graph
         self.g = g
         self.gs = graph.flip if g == 1 else 1 - graph.flip  # the table side to move that is g
-        # In the kernels "heuristic" is the hint first with black-first's scan: ranking
-        # moves by their replies, as the Python order does, costs more than it saves here.
+        # In the kernels "heuristic" is the forcing moves first (_forcing_first) with
+        # black-first's scan: ranking moves by their replies, as the Python order does,
+        # costs more than it saves here.
         self.order = ORDER_HEURISTIC if order.startswith("heuristic") else ORDER_NATURAL
         self.black_first = order != "natural"
         self.close_cycles = close_cycles

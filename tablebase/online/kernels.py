@@ -13,8 +13,8 @@ from numba import njit
 
 from tablebase.endgame.index import D_COLOUR, D_N, D_TYPE, decode, is_valid
 from tablebase.endgame.material import PAWN
-from tablebase.endgame.movegen import (MAX_MOVES, SQ_BIT, ep_capture_legal, ep_exits, in_check, is_legal, setup_board,
-                                       successors)
+from tablebase.endgame.movegen import (MAX_MOVES, PAWN_PUSH, SQ_BIT, ep_capture_legal, ep_exits, in_check, is_legal,
+                                       setup_board, successors)
 
 #: What :func:`expand` returns besides the move count: the position is not legal (or
 #: not a valid placement), or its en-passant square names no pawn that can be taken.
@@ -48,7 +48,9 @@ def moves(desc, stm, x, ep_square, exit_map, sq, tmp, sub_sq, board, out_sub, ou
     """The moves of :func:`expand` without the check flags and features, into the ``out_*``
     arrays, with scratch arrays passed in (``sq``, ``tmp``, ``sub_sq``: 16 int64;
     ``board``: 64): what a search that expands millions of positions calls, inlined.
-    Returns ``(count, flag)`` as :func:`expand` does."""
+    Returns ``(count, flag)`` as :func:`expand` does; ``out_ep`` as :func:`expand`'s but
+    :data:`PAWN_PUSH` for a pawn move that allows no en-passant capture (move ordering
+    tells pawn moves apart)."""
     decode(desc, x, sq)
     if not is_valid(desc, x, sq, tmp):
         return ILLEGAL, 0
@@ -61,7 +63,7 @@ def moves(desc, stm, x, ep_square, exit_map, sq, tmp, sub_sq, board, out_sub, ou
         if slot >= 0:
             # A pawn move keeps the kings, hence the orientation: the square needs no mapping.
             out_ep[k] = sq[slot] + (16 if stm == 0 else -16)
-        else:
+        elif slot != PAWN_PUSH:
             out_ep[k] = -1
     if ep_square >= 0:
         slot = board[ep_square]
@@ -129,6 +131,7 @@ def expand(desc, stm, x, ep_square, exit_map, out_sub, out_stm, out_idx, out_ep,
     r_ep = np.empty(MAX_MOVES, np.int64)
     m, flag = moves(desc, stm, x, ep_square, exit_map, sq, tmp, sub_sq, board, out_sub, out_stm, out_idx, out_ep)
     for k in range(max(m, 0)):
+        out_ep[k] = max(out_ep[k], -1)
         if out_sub[k] < 0:
             f = features(desc, 1 - stm, out_idx[k], exit_map, sq, tmp, sub_sq, board, r_sub, r_stm, r_idx, r_ep)
             out_check[k] = f >> 16
