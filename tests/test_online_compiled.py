@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from tablebase import open_tablebase
+from tablebase.endgame.movegen import MAX_MOVES, PAWN_PUSH
+from tablebase.endgame.pychess import board_index
 from tablebase.online import (
     ORDERS,
     CompiledSearch,
@@ -22,7 +24,7 @@ from tablebase.online import (
     sample_positions,
     solve,
 )
-from tablebase.online import compiled
+from tablebase.online import compiled, kernels
 from tablebase.online.crosscheck import _Truth
 from tablebase.online.search import successor_moves
 
@@ -188,7 +190,6 @@ def test_solve_recommends_no_move_worse_than_one_it_knows(tb, material):
 
 def _board_key(board: chess.Board) -> tuple:
     """A board's position up to the index's symmetries (and the colour flip)."""
-    from tablebase.endgame.pychess import board_index
     ep = board.has_legal_en_passant()
     return tuple(sorted({board_index(board)} | (set() if ep else {board_index(board.mirror())}))), ep
 
@@ -196,9 +197,6 @@ def _board_key(board: chess.Board) -> tuple:
 @pytest.mark.parametrize("material", ["KPvK", "KRvKP", "KPvKP"])
 def test_moves_mark_the_pawn_moves_as_python_chess_sees_them(tb, material):
     # Move ordering tells pawn moves apart by what kernels.moves leaves in out_ep.
-    from tablebase.endgame.movegen import MAX_MOVES, PAWN_PUSH
-    from tablebase.online import kernels
-
     graph = SearchGraph(tb, material)
     scratch = [np.empty(n, np.int64) for n in (16, 16, 16, 64)]
     out = [np.empty(MAX_MOVES + 8, np.int64) for _ in range(4)]
@@ -207,7 +205,7 @@ def test_moves_mark_the_pawn_moves_as_python_chess_sees_them(tb, material):
         board = graph.board(pack(stm, idx))
         m, _ = kernels.moves(graph.scheme.desc, stm, idx, -1, graph.exits.arrays, *scratch, *out)
         out_sub, out_stm, out_idx, out_ep = out
-        marked = {_board_key(graph.board((int(out_idx[k]) << 8) | (int(out_stm[k]) << 7) | (max(int(out_ep[k]), -1) + 1)))
+        marked = {_board_key(graph.board(pack(int(out_stm[k]), int(out_idx[k]), max(int(out_ep[k]), -1))))
                   for k in range(m) if out_sub[k] < 0 and (out_ep[k] == PAWN_PUSH or out_ep[k] >= 0)}
         expected = set()
         for move in board.legal_moves:
