@@ -219,7 +219,7 @@ def test_moves_mark_the_pawn_moves_as_python_chess_sees_them(tb, material):
 
 
 @pytest.mark.parametrize("mine", [True, False])
-def test_forcing_first_orders_hint_checks_and_pawn_moves(mine):
+def test_forcing_first_puts_the_opponents_pawn_moves_before_the_hint(mine):
     # Rows 0-5: place in generation order k, pawn moves at 1 and 4, the hint at 3.
     arena = np.zeros((6, compiled.A_LEN), np.int64)
     arena[:, compiled.A_V] = 100 + np.arange(6)
