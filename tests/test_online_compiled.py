@@ -207,28 +207,77 @@ def test_moves_mark_the_pawn_moves_as_python_chess_sees_them(tb, material):
         out_sub, out_stm, out_idx, out_ep = out
         marked = {_board_key(graph.board(pack(int(out_stm[k]), int(out_idx[k]), max(int(out_ep[k]), -1))))
                   for k in range(m) if out_sub[k] < 0 and (out_ep[k] == PAWN_PUSH or out_ep[k] >= 0)}
-        expected = set()
-        for move in board.legal_moves:
-            if board.piece_type_at(move.from_square) == chess.PAWN and not board.is_capture(move) and not move.promotion:
-                child = board.copy(stack=False)
-                child.push(move)
-                expected.add(_board_key(child))
+        expected = {_board_key(child) for child in _pawn_move_children(board)}
         assert marked == expected, board.fen()
         checked += bool(expected)
     assert checked > 10
 
 
-@pytest.mark.parametrize("mine", [True, False])
-def test_forcing_first_puts_the_opponents_pawn_moves_before_the_hint(mine):
-    # Rows 0-5: place in generation order k, pawn moves at 1 and 4, the hint at 3.
-    arena = np.zeros((6, compiled.A_LEN), np.int64)
-    arena[:, compiled.A_V] = 100 + np.arange(6)
-    arena[:, compiled.A_IDX] = np.arange(6)
-    arena[:, compiled.A_LEAF] = -1
-    arena[[1, 4], compiled.A_LEAF] = compiled._PAWN_MOVE
-    compiled._forcing_first(np.zeros(1, np.int64), arena, 0, 6, 0, mine, 3, False, np.empty(16, np.int64),
-                            np.empty(18, np.int64))
-    expected = [3, 1, 4, 0, 2, 5] if mine else [1, 4, 3, 0, 2, 5]
-    assert arena[:, compiled.A_IDX].tolist() == expected
-    assert arena[:, compiled.A_V].tolist() == [100 + k for k in expected]
-    assert (arena[:, compiled.A_LEAF] == -1).all()
+def _promoting_pawn(board: chess.Board, colour: chess.Color) -> int | None:
+    pawns = board.pieces(chess.PAWN, colour)
+    return max(pawns, key=lambda s: chess.square_rank(s) if colour else -chess.square_rank(s), default=None)
+
+
+@pytest.mark.parametrize("material", ["KRvKP", "KPvKP", "KQvKR"])
+def test_forcing_first_orders_as_python_chess_sees_the_moves(tb, material):
+    # The twin: each successor's check, pawn move and king distance read from
+    # python-chess's boards. At g's turn: the hint, checks, pawn moves, then g's king
+    # nearest to the other side's pawn closest to promotion (else its king); at the
+    # opponent's: pawn moves, the hint, checks, then its king nearest to its own such pawn.
+    graph = SearchGraph(tb, material)
+    desc = graph.scheme.desc
+    sq, scratch = np.empty(16, np.int64), np.empty(3 * (MAX_MOVES + 8), np.int64)
+    checked = 0
+    for stm, idx in sample_positions(tb, material, 40, seed=3):
+        v = pack(stm, idx)
+        board = graph.board(v)
+        children = [u for u in graph.successors(v) if type(u) is int and not graph.is_sink(v)]
+        if len(children) < 3:
+            continue
+        pawn_moves = {_board_key(c) for c in _pawn_move_children(board)}
+        for g in (1, -1):
+            mine = graph.turn(v) == g
+            for checks in (True, False) if not mine else (True,):
+                arena = np.zeros((len(children), compiled.A_LEN), np.int64)
+                arena[:, compiled.A_V] = children
+                arena[:, compiled.A_IDX] = np.arange(len(children))
+                pawn = [_board_key(graph.board(u)) in pawn_moves for u in children]
+                arena[:, compiled.A_LEAF] = np.where(pawn, compiled._PAWN_MOVE, -1)
+                if not checks and not any(pawn):
+                    continue  # nothing to reorder: _expand already put the hint first
+                hint = len(children) // 2
+                compiled._forcing_first(desc, arena, 0, len(children), 1 - stm, mine, hint, checks, sq, scratch)
+                mover = board.turn
+                ranks = []
+                for k, u in enumerate(children):
+                    child = graph.board(u)
+                    check = checks and child.is_check()
+                    if mine:
+                        rank = 0 if k == hint else 1 if check else 2 if pawn[k] else 3
+                        if rank == 3:
+                            target = _promoting_pawn(child, not mover)
+                            target = child.king(not mover) if target is None else target
+                            rank += chess.square_distance(child.king(mover), target)
+                    else:
+                        rank = 0 if pawn[k] else 1 if k == hint else 2 if check else 3
+                        target = _promoting_pawn(child, mover)
+                        if rank == 3 and target is not None:
+                            rank += chess.square_distance(child.king(mover), target)
+                    ranks.append(rank)
+                expected = sorted(range(len(children)), key=lambda k: ranks[k])
+                assert arena[:, compiled.A_IDX].tolist() == expected, (board.fen(), g, checks)
+                assert arena[:, compiled.A_V].tolist() == [children[k] for k in expected]
+                assert (arena[:, compiled.A_LEAF] == -1).all()
+                checked += 1
+    assert checked > 40
+
+
+def _pawn_move_children(board: chess.Board) -> list[chess.Board]:
+    """The positions the non-capturing, non-promoting pawn moves of ``board`` reach."""
+    children = []
+    for move in board.legal_moves:
+        if board.piece_type_at(move.from_square) == chess.PAWN and not board.is_capture(move) and not move.promotion:
+            child = board.copy(stack=False)
+            child.push(move)
+            children.append(child)
+    return children

@@ -41,8 +41,9 @@ over the same packed vertices (:func:`~tablebase.online.graph.pack`), with
   positions, and in the plain search those on the path or pending) is absorbed when
   the position is expanded, before any descent, one table look-up each. ``heuristic``
   (and ``heuristic+black-first``): that, with, at g's turn, the hint first, then the
-  moves that give check, then the pawn moves; at the opponent's turn the pawn moves
-  first, then the hint, then (in the plain search) the checks (:func:`_forcing_first`).
+  moves that give check, then the pawn moves, then the king's moves toward its target
+  first; at the opponent's turn the pawn moves first, then the hint, then (in the plain
+  search) the checks, then its king's moves toward its pawn (:func:`_forcing_first`).
   Ranking moves by the replies they leave, as the Python twin's heuristic does, cost
   more time here than it saved nodes.
 
@@ -73,7 +74,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from tablebase.endgame.index import IndexScheme
+from tablebase.endgame.index import IndexScheme, decode
 from tablebase.endgame.movegen import MAX_MOVES
 from tablebase.probe import ILLEGAL_WDL, PositionError, Tablebase
 
@@ -376,12 +377,17 @@ def _forcing_first(desc, arena, lo, hi, child_stm, mine, hint, checks, sq, scrat
     """Reorder the successors in arena rows [lo, hi) (positions of this table with
     ``child_stm`` to move), each group in its order: at g's turn the ``hint`` (a place in
     generation order), then the moves that give check (with ``checks``), then the pawn
-    moves; at the opponent's turn the pawn moves before the hint, then the checks. A pawn
-    move cannot be taken back: a refutation that pushes a pawn to its promotion (a table
-    leaf) ends where a king's wandering has to close its cycles, or to reach the depth
-    cut, first; and the hint, when the cut search left it, names a move that only held
-    out for some plies. ``scratch`` holds 3 * (hi - lo) int64; every position's ``A_LEAF``
-    is -1 afterwards."""
+    moves, then the rest by how near they leave g's king to the other side's pawn closest
+    to promotion, else to its king; at the opponent's turn the pawn moves before the
+    hint, then the checks, then the rest by how near they leave its king to its own pawn
+    closest to promotion. A pawn move cannot be taken back: a refutation that pushes a
+    pawn to its promotion (a table leaf) ends where a king's wandering has to close its
+    cycles, or to reach the depth cut, first; the hint, when the cut search left it,
+    names a move that only held out for some plies; and a king wins a pawn, or drives the
+    other king, by walking up to it (a defending king, by staying by its pawn).
+    ``scratch`` holds 3 * (hi - lo) int64; every position's ``A_LEAF`` is -1 afterwards.
+    Without ``checks`` and pawn moves it returns at once (the king distances are not
+    read): the order is then _expand's, the hint first."""
     if not checks:
         pawns = False
         for i in range(lo, hi):
@@ -390,18 +396,28 @@ def _forcing_first(desc, arena, lo, hi, child_stm, mine, hint, checks, sq, scrat
             return  # _expand put the hint first
     k = 0
     for i in range(lo, hi):
-        check = checks and kernels.in_check_at(desc, child_stm, arena[i, A_V] >> 8, sq)
+        x = arena[i, A_V] >> 8
+        check = checks and kernels.in_check_at(desc, child_stm, x, sq)  # sq: x's placement
         pawn = arena[i, A_LEAF] == _PAWN_MOVE
         if mine:
             rank = 0 if arena[i, A_IDX] == hint else 1 if check else 2 if pawn else 3
+            if rank == 3 and checks:
+                target = kernels.promoting_pawn(desc, sq, child_stm)
+                rank += kernels.king_distance(sq, 1 - child_stm, sq[child_stm] if target < 0 else target)
         else:
             rank = 0 if pawn else 1 if arena[i, A_IDX] == hint else 2 if check else 3
+            if rank == 3:
+                if not checks:
+                    decode(desc, x, sq)
+                target = kernels.promoting_pawn(desc, sq, 1 - child_stm)
+                if target >= 0:
+                    rank += kernels.king_distance(sq, 1 - child_stm, target)
         scratch[3 * k] = arena[i, A_V]
         scratch[3 * k + 1] = arena[i, A_IDX]
         scratch[3 * k + 2] = rank
         k += 1
     row = lo
-    for rank in range(4):
+    for rank in range(11):
         for j in range(k):
             if scratch[3 * j + 2] == rank:
                 arena[row, A_V] = scratch[3 * j]

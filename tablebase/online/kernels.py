@@ -106,6 +106,28 @@ def in_check_at(desc, stm, x, sq):
     return in_check(desc, sq, stm, occ)
 
 
+@njit(cache=True, inline="always")
+def promoting_pawn(desc, sq, side):
+    """The square of ``side``'s pawn nearest to promotion in the placement ``sq`` (-1: none)."""
+    best = 8
+    found = -1
+    for i in range(2, desc[D_N]):
+        if desc[D_TYPE + i] == PAWN and desc[D_COLOUR + i] == side:
+            togo = 7 - (sq[i] >> 3) if side == 0 else sq[i] >> 3
+            if togo < best:
+                best = togo
+                found = sq[i]
+    return found
+
+
+@njit(cache=True, inline="always")
+def king_distance(sq, colour, target):
+    """How many king steps the king of ``colour`` is from square ``target`` (symmetries
+    keep it: any orientation of the placement will do)."""
+    k = sq[colour]
+    return max(abs((k & 7) - (target & 7)), abs((k >> 3) - (target >> 3)))
+
+
 @njit(cache=True)
 def expand(desc, stm, x, ep_square, exit_map, out_sub, out_stm, out_idx, out_ep, out_check, out_features):
     """Moves of index ``x`` with ``stm`` to move (0 White, 1 Black, table orientation).
