@@ -403,7 +403,7 @@ def _forcing_first(desc, arena, lo, hi, child_stm, mine, hint, checks, sq, scrat
             rank = 0 if arena[i, A_IDX] == hint else 1 if check else 2 if pawn else 3
             if rank == 3 and checks:
                 target = kernels.promoting_pawn(desc, sq, child_stm)
-                rank += kernels.king_distance(sq, 1 - child_stm, sq[child_stm] if target < 0 else target)
+                rank += kernels.square_distance(sq[1 - child_stm], sq[child_stm] if target < 0 else target)
         else:
             rank = 0 if pawn else 1 if arena[i, A_IDX] == hint else 2 if check else 3
             if rank == 3:
@@ -411,13 +411,13 @@ def _forcing_first(desc, arena, lo, hi, child_stm, mine, hint, checks, sq, scrat
                     decode(desc, x, sq)
                 target = kernels.promoting_pawn(desc, sq, 1 - child_stm)
                 if target >= 0:
-                    rank += kernels.king_distance(sq, 1 - child_stm, target)
+                    rank += kernels.square_distance(sq[1 - child_stm], target)
         scratch[3 * k] = arena[i, A_V]
         scratch[3 * k + 1] = arena[i, A_IDX]
         scratch[3 * k + 2] = rank
         k += 1
     row = lo
-    for rank in range(11):
+    for rank in range(4 + 7):  # a king distance adds at most 7
         for j in range(k):
             if scratch[3 * j + 2] == rank:
                 arena[row, A_V] = scratch[3 * j]

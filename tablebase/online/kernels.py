@@ -39,7 +39,9 @@ def _edge_distance(s):
 
 
 @njit(cache=True, inline="always")
-def _king_distance(a, b):
+def square_distance(a, b):
+    """King steps from square ``a`` to square ``b`` (as ``chess.square_distance``;
+    symmetries keep it, so any orientation of a placement will do)."""
     return max(abs((a & 7) - (b & 7)), abs((a >> 3) - (b >> 3)))
 
 
@@ -91,7 +93,7 @@ def features(desc, stm, x, exit_map, sq, tmp, sub_sq, board, r_sub, r_stm, r_idx
     occ = setup_board(desc, sq, board)
     check = in_check(desc, sq, stm, occ)
     replies = successors(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, r_sub, r_stm, r_idx, r_ep)
-    return (min(replies, 255) | _edge_distance(sq[stm]) << 8 | _king_distance(sq[0], sq[1]) << 10
+    return (min(replies, 255) | _edge_distance(sq[stm]) << 8 | square_distance(sq[0], sq[1]) << 10
             | np.int64(check) << 16)
 
 
@@ -118,14 +120,6 @@ def promoting_pawn(desc, sq, side):
                 best = togo
                 found = sq[i]
     return found
-
-
-@njit(cache=True, inline="always")
-def king_distance(sq, colour, target):
-    """How many king steps the king of ``colour`` is from square ``target`` (symmetries
-    keep it: any orientation of the placement will do)."""
-    k = sq[colour]
-    return max(abs((k & 7) - (target & 7)), abs((k >> 3) - (target >> 3)))
 
 
 @njit(cache=True)
