@@ -6,7 +6,7 @@
     tablebase probe FEN [--tables DIR] [--json]
     tablebase serve [--tables DIR] [--host HOST] [--port PORT] [--workers N] [--cache-mb MB] [--preload]
     tablebase solve FEN [--tables DIR] [--max-nodes N] [--max-seconds S] [--order ORDER] [--no-deepen] [--json]
-    tablebase crosscheck MATERIAL [--tables DIR] [--samples N] [--seed S] [--max-nodes N] [--order ORDER]
+    tablebase crosscheck MATERIAL [--tables DIR] [--samples N] [--seed S] [--max-nodes N] [--order ORDER] [--workers N]
     tablebase uci [--tables DIR] [--hash MB] [--threads N]
 
 ``--tables`` takes one folder or several separated by ``os.pathsep`` (``:``); without it
@@ -474,7 +474,7 @@ def cmd_crosscheck(args) -> int:
         with open_tablebase(_folders(args.tables)) as tablebase:
             report = crosscheck(tablebase, args.material, samples=args.samples, seed=args.seed, order=args.order,
                                 max_nodes=args.max_nodes, max_seconds=args.max_seconds, deepen=args.deepen,
-                                progress=progress, engine=args.engine)
+                                progress=progress, engine=args.engine, workers=args.workers)
     except MissingTableError as e:
         print(f"tablebase: error: {e}", file=sys.stderr)
         return 2
@@ -592,6 +592,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--samples", type=int, default=100, help="random legal positions (default 100)")
     c.add_argument("--seed", type=int, default=0)
     _search_options(c, 100_000)
+    c.add_argument("--workers", type=_non_negative_int, default=0,
+                   help="processes that share the positions out (default 0: one per CPU); the report does not "
+                        "depend on it")
     c.set_defaults(func=cmd_crosscheck)
 
     u = sub.add_parser("uci", help="a UCI chess engine: plays from the tables, else searches with WinTree; for GUIs, "

@@ -261,6 +261,22 @@ class Tablebase:
                 self._folders.setdefault(key, entry)
         return len(found)
 
+    @property
+    def directories(self) -> list[str]:
+        """The folders added, in the order they are searched.
+
+        >>> with open_tablebase("data/test-tables") as tablebase:
+        ...     tablebase.directories
+        ['data/test-tables']
+        """
+        with self._lock:
+            return list(self._directories)
+
+    @property
+    def cache_bytes(self) -> int:
+        """The bound of the pool of decoded blocks, as opened."""
+        return self._cache_bytes
+
     def close(self) -> None:
         """Close the shard files and drop the cache; later probes find no table."""
         with self._lock:

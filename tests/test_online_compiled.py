@@ -148,6 +148,16 @@ def test_crosscheck_has_no_disagreement(tb, material, engine):
         assert report.agreed >= (6 if material == "KQvKR" else 11), report.summary()
 
 
+def test_crosscheck_report_does_not_depend_on_workers(tb):
+    # Each position starts from an empty table of results: a pool only shares them out.
+    alone = crosscheck(tb, "KRvKP", samples=8, seed=4, max_nodes=50_000)
+    shared = crosscheck(tb, "KRvKP", samples=8, seed=4, max_nodes=50_000, workers=2)
+    alone.seconds = shared.seconds = 0.0
+    assert alone == shared and alone.positions == 8 and alone.black_checked > 0
+    with pytest.raises(ValueError, match="workers"):
+        crosscheck(tb, "KRvKP", samples=2, workers=-1)
+
+
 def test_crosscheck_as_in_the_paper(tb):
     report = crosscheck(tb, "KRvKP", samples=4, seed=3, max_nodes=100_000, order="natural", close_cycles=False)
     assert report.ok, report.summary()

@@ -292,6 +292,20 @@ def _cut_state(tt, other, u, r):
     return t, _NOT if _other_wins(other, u) else _UNSEEN
 
 
+@njit(cache=True, inline="always")
+def _cut_successor_state(tt, other, desc, gs, u, r, sq):
+    """:func:`_cut_state` of a successor ``u`` with ``r`` plies left, where a position with
+    none left that cannot be a mate by g (g to move, or its side to move not in check)
+    is known not won without expanding it: at the last ply of a cut only checks can win,
+    as in any mate search. ``sq``: scratch for the check test."""
+    t, state = _cut_state(tt, other, u, r)
+    if state == _UNSEEN and r == 0:
+        stm = (u >> 7) & 1
+        if stm == gs or not kernels.in_check_at(desc, stm, u >> 8, sq):
+            return t, _NOT
+    return t, state
+
+
 # -- expanding a position ---------------------------------------------------------------
 
 
@@ -761,7 +775,7 @@ def cut_run(desc, exit_map, leaf_val, leaf_off, gs, black_first, order,
                         d = arena[i, A_LEAF]
                         _absorb(frames, sp, 1 if d >= 0 else 0, d, 0, INF, idx)
                     else:
-                        t, state = _cut_state(tt, other, u, r - 1)
+                        t, state = _cut_successor_state(tt, other, desc, gs, u, r - 1, sq)
                         if state == _WON:
                             _absorb(frames, sp, 1, _wd(tt, t), _wr(tt, t), INF, idx)
                         elif state == _NOT:
@@ -792,7 +806,7 @@ def cut_run(desc, exit_map, leaf_val, leaf_off, gs, black_first, order,
                 d = arena[i, A_LEAF]
                 _absorb(frames, f, 1 if d >= 0 else 0, d, 0, INF, idx)
                 continue
-            t, state = _cut_state(tt, other, u, r - 1)
+            t, state = _cut_successor_state(tt, other, desc, gs, u, r - 1, sq)
             if state == _WON:
                 frames[f, F_NEXT] += 1
                 _absorb(frames, f, 1, _wd(tt, t), _wr(tt, t), INF, idx)

@@ -16,15 +16,19 @@ compared with the table:
 
 from __future__ import annotations
 
+import itertools
+import multiprocessing
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from tablebase.endgame.index import IndexScheme
 from tablebase.endgame.material import Material
-from tablebase.probe import ILLEGAL_WDL, MissingTableError, Tablebase
+from tablebase.probe import ILLEGAL_WDL, MissingTableError, Tablebase, open_tablebase
 from .compiled import Facts
 from .graph import SearchGraph, has_table, pack, unpack
 from .search import make_searches, never_lose_move, prove
@@ -99,6 +103,14 @@ class CrosscheckReport:
     def ok(self) -> bool:
         """No disagreement of any kind."""
         return not (self.disagreed or self.black_disagreed or self.depth_violations or self.never_lose_disagreed)
+
+    def add(self, other: "CrosscheckReport") -> None:
+        """Add the counts of another report of the same material (its ``seconds`` aside)."""
+        for f in fields(self):
+            if f.name not in ("material", "seconds", "examples"):  # counts, and the lists of ratios and excess
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        for what in other.examples:
+            self._fail(what)
 
     def _fail(self, what: str) -> None:
         if len(self.examples) < _EXAMPLES:
@@ -181,15 +193,17 @@ def _check_facts(report: CrosscheckReport, truth: _Truth, g: int, facts: Facts, 
 def crosscheck(tablebase: Tablebase, material: str, samples: int = 100, seed: int = 0, order: str = "heuristic",
                max_nodes: int | None = 100_000, max_seconds: float | None = None, deepen: bool = True,
                progress: Callable[[int, CrosscheckReport], None] | None = None,
-               close_cycles: bool = True, engine: str = "compiled") -> CrosscheckReport:
+               close_cycles: bool = True, engine: str = "compiled", workers: int = 1) -> CrosscheckReport:
     """Cross-check WinTree against ``material``'s table on ``samples`` random positions.
 
     The budgets bound each search (two per position, plus the never-lose move's; each
     a :func:`~tablebase.online.search.prove`, with iterative deepening unless
     ``deepen`` is false; closing cycles unless ``close_cycles`` is false; ``engine``
     the compiled search or its Python twin). Each position starts from an empty table of
-    results. A search that runs out is counted ``unfinished``; what it settled is still
-    checked, since it is final. ``progress(i, report)`` is called after each position.
+    results, so positions are independent: ``workers`` processes (0: one per CPU) share
+    them out, and the report is the same for any number of workers. A search that runs
+    out is counted ``unfinished``; what it settled is still checked, since it is final.
+    ``progress(i, report)`` is called after each position, in the order drawn.
 
     >>> from tablebase import open_tablebase
     >>> with open_tablebase("data/test-tables") as tb:
@@ -200,11 +214,48 @@ def crosscheck(tablebase: Tablebase, material: str, samples: int = 100, seed: in
     key = Material.parse(material).key
     if not has_table(tablebase, key):
         raise MissingTableError(key, f"no table for {key}: the cross-check compares the search with it")
-    graph = SearchGraph(tablebase, key)
-    truth = _Truth(tablebase, graph)
+    if workers < 0:
+        raise ValueError(f"workers must be >= 0, not {workers}")
+    options = (order, max_nodes, max_seconds, deepen, close_cycles, engine)
+    positions = sample_positions(tablebase, key, samples, seed)
+    workers = min(workers or os.cpu_count() or 1, len(positions))
     report = CrosscheckReport(key)
     t_start = time.perf_counter()
-    for i, (stm, idx) in enumerate(sample_positions(tablebase, key, samples, seed)):
+    if workers == 1:
+        checker = _Checker(tablebase, key)
+        reports = (checker.position(stm, idx, options) for stm, idx in positions)
+        pool = None
+    else:
+        # spawn, not fork: a forked child of a process that has run numba's threads may hang.
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        reports = pool.map(_check_in_worker, itertools.repeat((tuple(tablebase.directories), tablebase.cache_bytes, key)),
+                           positions, itertools.repeat(options))
+    try:
+        for i, part in enumerate(reports):
+            report.add(part)
+            report.seconds = time.perf_counter() - t_start
+            if progress is not None:
+                progress(i, report)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    report.seconds = time.perf_counter() - t_start
+    return report
+
+
+class _Checker:
+    """The search graph and the table's values of one material, for checking its positions."""
+
+    def __init__(self, tablebase: Tablebase, key: str):
+        self.graph = SearchGraph(tablebase, key)
+        self.truth = _Truth(tablebase, self.graph)
+
+    def position(self, stm: int, idx: int, options: tuple) -> CrosscheckReport:
+        """The report of one position: both players' searches, the never-lose move, and
+        every result they settled, against the table."""
+        order, max_nodes, max_seconds, deepen, close_cycles, engine = options
+        graph, truth = self.graph, self.truth
+        report = CrosscheckReport(graph.key)
         root = pack(stm, idx)
         graph.start = root
         label = graph.board(root).fen()
@@ -253,8 +304,17 @@ def crosscheck(tablebase: Tablebase, material: str, samples: int = 100, seed: in
         for g in (1, -1):  # after the never-lose search, which adds to the opponent's results
             _check_facts(report, truth, g, proofs[g].search.facts(), label)
         report.positions += 1
-        report.seconds = time.perf_counter() - t_start
-        if progress is not None:
-            progress(i, report)
-    report.seconds = time.perf_counter() - t_start
-    return report
+        return report
+
+
+# A worker process's checker, made at its first position: (folders, cache bound, material) -> checker.
+_WORKER_CHECKERS: dict[tuple, _Checker] = {}
+
+
+def _check_in_worker(where: tuple, position: tuple[int, int], options: tuple) -> CrosscheckReport:
+    """:meth:`_Checker.position` in a worker process of :func:`crosscheck`."""
+    checker = _WORKER_CHECKERS.get(where)
+    if checker is None:
+        folders, cache_bytes, key = where
+        checker = _WORKER_CHECKERS[where] = _Checker(open_tablebase(list(folders), cache_bytes=cache_bytes), key)
+    return checker.position(*position, options)
