@@ -230,10 +230,11 @@ def _promoting_pawn(board: chess.Board, colour: chess.Color) -> int | None:
 
 @pytest.mark.parametrize("material", ["KRvKP", "KPvKP", "KQvKR"])
 def test_forcing_first_orders_as_python_chess_sees_the_moves(tb, material):
-    # The twin: each successor's check, pawn move and king distance read from
-    # python-chess's boards. At g's turn: the hint, checks, pawn moves, then g's king
-    # nearest to the other side's pawn closest to promotion (else its king); at the
-    # opponent's: pawn moves, the hint, checks, then its king nearest to its own such pawn.
+    # The twin: each successor's check, pawn move, king moves and king distance read
+    # from python-chess's boards. At g's turn: the hint, checks (those that leave the
+    # king the fewest moves first), pawn moves, then g's king nearest to the other side's
+    # pawn closest to promotion (else its king); at the opponent's: pawn moves, the hint,
+    # checks, then its king nearest to its own such pawn.
     graph = SearchGraph(tb, material)
     desc = graph.scheme.desc
     sq, scratch = np.empty(16, np.int64), np.empty(3 * (MAX_MOVES + 8), np.int64)
@@ -263,8 +264,11 @@ def test_forcing_first_orders_as_python_chess_sees_the_moves(tb, material):
                     child = graph.board(u)
                     check = checks and child.is_check()
                     if mine:
-                        rank = 0 if k == hint else 1 if check else 2 if pawn[k] else 3
-                        if rank == 3:
+                        rank = 0 if k == hint else 1 if check else 10 if pawn[k] else 11
+                        if rank == 1:
+                            king = child.king(child.turn)
+                            rank += sum(1 for move in child.legal_moves if move.from_square == king)
+                        elif rank == 11:
                             target = _promoting_pawn(child, not mover)
                             target = child.king(not mover) if target is None else target
                             rank += chess.square_distance(child.king(mover), target)

@@ -41,8 +41,8 @@ over the same packed vertices (:func:`~tablebase.online.graph.pack`), with
   positions, and in the plain search those on the path or pending) is absorbed when
   the position is expanded, before any descent, one table look-up each. ``heuristic``
   (and ``heuristic+black-first``): that, with, at g's turn, the hint first, then the
-  moves that give check, then the pawn moves, then the king's moves toward its target
-  first; at the opponent's turn the pawn moves first, then the hint, then (in the plain
+  moves that give check (those that leave the king the fewest moves first), then the
+  pawn moves, then the king's moves toward its target first; at the opponent's turn the pawn moves first, then the hint, then (in the plain
   search) the checks, then its king's moves toward its pawn (:func:`_forcing_first`).
   Ranking moves by the replies they leave, as the Python twin's heuristic does, cost
   more time here than it saved nodes.
@@ -386,11 +386,17 @@ def _open(desc, exit_map, leaf_val, leaf_off, gs, order, tt, other, arena, ctl, 
     return s, mine, at, hint, n, flag
 
 
+# The ranks of _forcing_first at g's turn: the hint 0, a check 1 + the king's flights
+# after it (0-8), a pawn move 10, the rest 11 + a king distance (0-7).
+_CHECKS, _PAWNS, _REST = 1, 10, 11
+
+
 @njit(cache=True, inline="always")
 def _forcing_first(desc, arena, lo, hi, child_stm, mine, hint, checks, sq, scratch):
     """Reorder the successors in arena rows [lo, hi) (positions of this table with
     ``child_stm`` to move), each group in its order: at g's turn the ``hint`` (a place in
-    generation order), then the moves that give check (with ``checks``), then the pawn
+    generation order), then the moves that give check (with ``checks``; those that leave
+    the checked king the fewest moves first, as a mate search orders them), then the pawn
     moves, then the rest by how near they leave g's king to the other side's pawn closest
     to promotion, else to its king; at the opponent's turn the pawn moves before the
     hint, then the checks, then the rest by how near they leave its king to its own pawn
@@ -414,8 +420,10 @@ def _forcing_first(desc, arena, lo, hi, child_stm, mine, hint, checks, sq, scrat
         check = checks and kernels.in_check_at(desc, child_stm, x, sq)  # sq: x's placement
         pawn = arena[i, A_LEAF] == _PAWN_MOVE
         if mine:
-            rank = 0 if arena[i, A_IDX] == hint else 1 if check else 2 if pawn else 3
-            if rank == 3 and checks:
+            rank = 0 if arena[i, A_IDX] == hint else _CHECKS if check else _PAWNS if pawn else _REST
+            if rank == _CHECKS:
+                rank += kernels.king_flights(desc, sq, child_stm)
+            elif rank == _REST and checks:
                 target = kernels.promoting_pawn(desc, sq, child_stm)
                 rank += kernels.square_distance(sq[1 - child_stm], sq[child_stm] if target < 0 else target)
         else:
@@ -431,7 +439,7 @@ def _forcing_first(desc, arena, lo, hi, child_stm, mine, hint, checks, sq, scrat
         scratch[3 * k + 2] = rank
         k += 1
     row = lo
-    for rank in range(4 + 7):  # a king distance adds at most 7
+    for rank in range(_REST + 8):  # a king distance adds at most 7
         for j in range(k):
             if scratch[3 * j + 2] == rank:
                 arena[row, A_V] = scratch[3 * j]

@@ -13,8 +13,8 @@ from numba import njit
 
 from tablebase.endgame.index import D_COLOUR, D_N, D_TYPE, decode, is_valid
 from tablebase.endgame.material import PAWN
-from tablebase.endgame.movegen import (MAX_MOVES, PAWN_PUSH, SQ_BIT, ep_capture_legal, ep_exits, in_check, is_legal,
-                                       setup_board, successors)
+from tablebase.endgame.movegen import (KING_MASK, MAX_MOVES, PAWN_PUSH, SQ_BIT, _lsb, attacked, ep_capture_legal,
+                                       ep_exits, in_check, is_legal, setup_board, successors)
 
 #: What :func:`expand` returns besides the move count: the position is not legal (or
 #: not a valid placement), or its en-passant square names no pawn that can be taken.
@@ -106,6 +106,32 @@ def in_check_at(desc, stm, x, sq):
     for i in range(desc[D_N]):
         occ |= SQ_BIT[sq[i]]
     return in_check(desc, sq, stm, occ)
+
+
+@njit(cache=True, inline="always")
+def king_flights(desc, sq, side):
+    """How many legal moves ``side``'s king has in the placement ``sq``: the squares next
+    to it that hold no piece of its own and that no other piece attacks once it stands
+    there (a piece it takes attacks nothing)."""
+    king = sq[side]
+    occ = np.uint64(0)
+    own = np.uint64(0)
+    for i in range(desc[D_N]):
+        occ |= SQ_BIT[sq[i]]
+        if desc[D_COLOUR + i] == side:
+            own |= SQ_BIT[sq[i]]
+    flights = 0
+    targets = KING_MASK[king] & ~own
+    while targets:
+        t = _lsb(targets)
+        targets &= targets - np.uint64(1)
+        taken = -1
+        for i in range(desc[D_N]):
+            if sq[i] == t:
+                taken = i
+        if not attacked(desc, sq, (occ & ~SQ_BIT[king]) | SQ_BIT[t], t, 1 - side, taken):
+            flights += 1
+    return flights
 
 
 @njit(cache=True, inline="always")
