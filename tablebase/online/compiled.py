@@ -42,8 +42,9 @@ over the same packed vertices (:func:`~tablebase.online.graph.pack`), with
   the position is expanded, before any descent, one table look-up each. ``heuristic``
   (and ``heuristic+black-first``): that, with, at g's turn, the hint first, then the
   moves that give check (those that leave the king the fewest moves first), then the
-  pawn moves, then the king's moves toward its target first; at the opponent's turn the pawn moves first, then the hint, then (in the plain
-  search) the checks, then its king's moves toward its pawn (:func:`_forcing_first`).
+  pawn moves, then the king's moves toward its target first; at the opponent's turn
+  the pawn moves first, then the hint, then (in the plain search) the checks, then its
+  king's moves toward its pawn (:func:`_forcing_first`).
   Ranking moves by the replies they leave, as the Python twin's heuristic does, cost
   more time here than it saved nodes.
 

@@ -228,8 +228,8 @@ def crosscheck(tablebase: Tablebase, material: str, samples: int = 100, seed: in
     else:
         # spawn, not fork: a forked child of a process that has run numba's threads may hang.
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-        reports = pool.map(_check_in_worker, itertools.repeat((tuple(tablebase.directories), tablebase.cache_bytes, key)),
-                           positions, itertools.repeat(options))
+        where = (tuple(tablebase.directories), tablebase.cache_bytes, key)
+        reports = pool.map(_check_in_worker, itertools.repeat(where), positions, itertools.repeat(options))
     try:
         for i, part in enumerate(reports):
             report.add(part)
