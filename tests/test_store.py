@@ -243,19 +243,20 @@ def test_the_readme_recipes_give_the_probe_librarys_values(tables_34, engine):
         for stm, side in enumerate("wb"):
             mine = rows["side"] == side
             order = np.argsort(rows["index"][mine])
-            assert np.array_equal(rows["index"][mine][order], np.arange(scheme.size))
+            # Each column of this side in index order.
+            by_index = {name: column[mine][order] for name, column in rows.items()}
+            assert np.array_equal(by_index["index"], np.arange(scheme.size))
             legal = np.flatnonzero(own[stm] != V.ILLEGAL)
             for x in rng.choice(legal, 400, replace=False):
                 board = index_board(key, stm, int(x))
-                i = order[x]
-                assert rows["wdl"][mine][i] == tb.probe_wdl(board), board.fen()
-                assert rows["dtz"][mine][i] == tb.probe_dtz(board), board.fen()
+                assert by_index["wdl"][x] == tb.probe_wdl(board), board.fen()
+                assert by_index["dtz"][x] == tb.probe_dtz(board), board.fen()
                 if "wdl50" in rows:
-                    assert rows["wdl50"][mine][i] == tb.probe_wdl50(board), board.fen()
+                    assert by_index["wdl50"][x] == tb.probe_wdl50(board), board.fen()
                 if not any(board.is_capture(m) or m.promotion for m in board.legal_moves):
-                    assert rows["dtm"][mine][i] == tb.probe_dtm(board), board.fen()
+                    assert by_index["dtm"][x] == tb.probe_dtm(board), board.fen()
                     if "wdl_of_value" in rows:  # the README's wdl for tables without dtz, from value
-                        assert rows["wdl_of_value"][mine][i] == tb.probe_wdl(board), board.fen()
+                        assert by_index["wdl_of_value"][x] == tb.probe_wdl(board), board.fen()
                     direct += 1
                 checked += 1
     assert checked == 800 and direct > 100

@@ -14,7 +14,7 @@ from ..endgame.board import ON_DIAGONAL, ON_LONG_DIAGONAL
 from ..endgame.index import D_N, D_PAWNFUL, decode, leaf
 from ..endgame.movegen import (KING_MOVE, MAX_MOVES, PAWN_PUSH, SQ_BIT, _exits_counting, _exits_into,
                                _pawn_moves_into, _predecessors_into, _successors_into, _walk_to, attacked, ep_exits,
-                               ep_predecessors, grow, scratch, setup_board, successors, unique_small)
+                               ep_predecessors, exits, grow, scratch, setup_board, successors, unique_small)
 from .values import (CANT_LOSE, DECIDED, DEPTH_MASK, DRAW, EXIT_DECIDED, EXIT_DRAW, EXIT_LOSS, ILLEGAL, KIND_MASK,
                      MAX_DEPTH, MAX_EXIT_LOSS, MAX_WAYS, TENT_WIN, ZLOST, ZWON, exit_loss_code, is_decided, is_zdecided,
                      resolve, zero_code)
@@ -92,7 +92,9 @@ def _has_moves(desc, stm, occ, exit_map, s):
     """Whether ``stm`` has a legal move in the placement ``s.sq`` (its moves into the
     ``e_*`` lists, on ``s.board2``)."""
     setup_board(desc, s.sq, s.board2)
-    return successors(desc, s.sq, -1, stm, s.board2, occ, exit_map, s.tmp, s.sub_sq,
+    # np.int64: a literal -1 would make numba compile the whole move generation a second
+    # time, for that constant.
+    return successors(desc, s.sq, np.int64(-1), stm, s.board2, occ, exit_map, s.tmp, s.sub_sq,
                       s.e_sub, s.e_stm, s.e_idx, s.e_ep) > 0
 
 
@@ -274,9 +276,10 @@ def retro_step(desc, stm, frontier, lo, hi, other, ply, win, dtz, shift, hits):
     # Grown as needed: the caller keeps what this returns, so it should not pin more than
     # about twice that (most un-moves of a partition land in it).
     remote = np.empty(4 * MAX_MOVES, dtype=np.int64)
-    done = 0
+    # Typed, not literal 0: numba would compile _retro_loop a second time for the constants.
+    done = np.int64(0)
     decided = 0
-    n_remote = 0
+    n_remote = np.int64(0)
     while done < frontier.shape[0]:
         if n_remote + MAX_MOVES > remote.shape[0]:
             remote = grow(remote[:n_remote], 2 * remote.shape[0])
@@ -520,7 +523,9 @@ def _zinit_loop(desc, stm, lo, hi, exit_map, subcls, suboff, them_cls, zval, set
         if occ == 0 or attacked(desc, sq, occ, sq[1 - stm], stm, -1):
             zval[j] = ILLEGAL
             continue
-        m = _successors_into(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, 0, o_ep, True)
+        # Called, not inlined (half a minute less to compile): this loop runs only where
+        # the DTM init's codes were not kept (Partition.dtz_init).
+        m = successors(desc, sq, x, stm, board, occ, exit_map, tmp, sub_sq, o_sub, o_stm, o_idx, o_ep)
         if m == 0:
             zval[j] = ZLOST if attacked(desc, sq, occ, sq[stm], 1 - stm, -1) else DRAW
             continue
@@ -628,7 +633,9 @@ def _zinit_dtm_loop(desc, stm, lo, hi, init, final, read_exits, pawn_moves, exit
         # A position without exits has none to read; a drawing exit (CANT_LOSE: none wins)
         # draws whatever the classes.
         if read_exits and (exit_win or exit_loss):
-            m = _exits_into(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, e_sub, e_stm, e_idx)
+            # Called, not inlined: a rare path (cursed sub-tables), and the exits inlined
+            # here took numba half a minute to compile.
+            m = exits(desc, sq, stm, board, occ, exit_map, tmp, sub_sq, e_sub, e_stm, e_idx)
             for k in range(m):
                 c = _zero_class(subcls, suboff, e_sub[k], e_stm[k], e_idx[k])
                 if c == 3:

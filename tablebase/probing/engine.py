@@ -26,7 +26,7 @@ from numba import get_num_threads, njit, prange
 
 from ..endgame.index import D_N, decode, encode, is_valid
 from ..endgame.material import MAX_PIECES
-from ..endgame.movegen import MAX_MOVES, SQ_BIT, ExitArrays, ExitMap, _exits_into, attacked, may_exit
+from ..endgame.movegen import MAX_MOVES, SQ_BIT, ExitArrays, ExitMap, attacked, exits, may_exit
 from ..generate.values import DECIDED, DEPTH_MASK, DRAW, ILLEGAL, rank_of_stored
 from ..store import TableReader
 from ..store.layout import storage_row
@@ -225,8 +225,11 @@ def _enter(reg, vals, exact, scratch, level, t, stm, idx, slot, off, wdl_only, d
     for i in range(desc[D_N]):
         board[sq[i]] = i
     exit_map = _exit_map(reg, t)
-    w[S_STATE + 3] = _exits_into(desc, sq, stm, board, occ, exit_map, w[S_TMP:S_SUB_SQ],
-                                 w[S_SUB_SQ:S_BOARD], w[S_SUB:S_STM], w[S_STM:S_IDX], w[S_IDX:S_STATE])
+    # Called, not inlined: inlined at each of the search's entries, the move generation
+    # took numba two minutes to compile, where a call per searched position costs nothing
+    # measurable; and the generation's kernels call the same compiled copy.
+    w[S_STATE + 3] = exits(desc, sq, stm, board, occ, exit_map, w[S_TMP:S_SUB_SQ], w[S_SUB_SQ:S_BOARD],
+                           w[S_SUB:S_STM], w[S_STM:S_IDX], w[S_IDX:S_STATE])
     for i in range(desc[D_N]):  # the board stays empty between positions
         board[sq[i]] = -1
 
