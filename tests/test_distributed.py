@@ -110,6 +110,22 @@ def test_two_ray_workers_write_the_same_shards(tables_34, ray_local, tmp_path, k
     assert_same_shards(folder, tables_34, key)
 
 
+def test_kernel_inputs_are_read_only_on_the_local_path_as_through_ray(tables_34):
+    """Arrays from Ray's object store are read-only, a type of their own to numba: the local
+    path hands the sub-tables' values and classes and the table's classes over read-only
+    too, so that partition actors run the kernels a local run compiled."""
+    from tablebase.generate.exact import load_subtable_classes, load_subtables
+    from tablebase.generate.pipeline import TableClasses
+    for stm in (0, 1):
+        for subs in (load_subtables(tables_34, "KRvKP", stm), load_subtable_classes(tables_34, "KRvKP", stm)):
+            assert not subs.values.flags.writeable and not subs.offsets.flags.writeable
+    parts = LocalPartitions("KPvK", tables_34, 1)
+    run_passes("KPvK", parts)
+    classes = TableClasses.of(parts, "KPvK")
+    assert [classes.reached_by(stm).size for stm in (0, 1)] == [IndexScheme.of("KPvK").size, 1]
+    assert not any(classes.reached_by(stm).flags.writeable for stm in (0, 1))
+
+
 @pytest.mark.parametrize("checkpoint_seconds", [0, None])
 def test_a_killed_actor_is_replaced_and_the_table_finishes(tables_34, ray_local, tmp_path, checkpoint_seconds):
     """SIGKILL a partition actor's process mid-pass: Ray restarts it, the table rolls back

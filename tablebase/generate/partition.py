@@ -53,7 +53,18 @@ class SubtableValues:
         values = np.zeros(max(1, pos), dtype=dtype)
         for sub, side in sides:
             fill(sub, side, values[offsets[sub, side]:offsets[sub, side] + sizes[sub]])
-        return cls(values, offsets)
+        return cls(read_only(values), read_only(offsets))
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``, as an array from Ray's object store is. numba compiles a
+    kernel once per argument type, and read-only is part of an array's type: arrays that
+    reach the kernels through the object store on one path (partition actors) and in
+    memory on the other (one process, a task) are made read-only on both, or every
+    kernel that reads them compiles twice (about 2 minutes)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def partition_bounds(scheme: IndexScheme, num_partitions: int) -> list[int]:
@@ -384,12 +395,12 @@ class Partition:
         DTZ's come as ``y`` where their successor was lost, ``-y - 1`` where it was won."""
         if self.metric == "dtz":
             won = preds < 0
-            return (K.apply_predecessors(self.zval[stm], self.lo, preds[~won], self.ply, True, True, BLOCK_SHIFT,
-                                         self.hits[stm])
-                    + K.apply_predecessors(self.zval[stm], self.lo, -preds[won] - 1, self.ply, False, True,
+            return (K.apply_predecessors(self.zval[stm], self.lo, read_only(preds[~won]), self.ply, True, True,
+                                         BLOCK_SHIFT, self.hits[stm])
+                    + K.apply_predecessors(self.zval[stm], self.lo, read_only(-preds[won] - 1), self.ply, False, True,
                                            BLOCK_SHIFT, self.hits[stm]))
-        return K.apply_predecessors(self.val[stm], self.lo, preds, self.ply, self.ply % 2 == 1, False, BLOCK_SHIFT,
-                                    self.hits[stm])
+        return K.apply_predecessors(self.val[stm], self.lo, read_only(preds), self.ply, self.ply % 2 == 1, False,
+                                    BLOCK_SHIFT, self.hits[stm])
 
     def _retro(self, stm: int, budget: int) -> tuple[np.ndarray, int]:
         """Un-move the frontier of side ``stm`` from its next block on, about ``budget``

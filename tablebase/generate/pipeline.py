@@ -29,7 +29,7 @@ from ..store import (DEFAULT_CODING, Coding, ShardInfo, TableManifest, read_mani
 from ..store.layout import candidate_orders, natural_order, order_sample
 from ..store.manifest import METRICS, METRICS_WITHOUT_DTZ
 from .exact import load_subtable_classes, load_subtables
-from .partition import PACKING, GenerationError, Partition, Tick, partition_bounds, result_of, subtable_reads
+from .partition import PACKING, GenerationError, Partition, Tick, partition_bounds, read_only, result_of, subtable_reads
 
 log = logging.getLogger(__name__)
 
@@ -298,8 +298,8 @@ class TableClasses:
         whole index), nothing for a side without pawns."""
         material = IndexScheme.of(self.key).material if self.key else None
         if material is None or "P" not in (material.white, material.black)[stm]:
-            return np.zeros(1, dtype=np.int8)
-        return self.side(1 - stm)
+            return read_only(np.zeros(1, dtype=np.int8))
+        return read_only(self.side(1 - stm))
 
     def side(self, stm: int) -> np.ndarray:
         if not self.key:
