@@ -18,6 +18,12 @@ Measured 2026-12-01 (2 workers, the machine shared with two other sessions, load
 position; KQRvKR (split) 324.7 s, against 35.7 s the project measured on an idle machine:
 the split rate in plan.py is the idle one, so the printed whole-run ratio (0.25 then) says
 how far the load was from idle, not how far the model is.
+
+Measured 2026-12-07 (2 workers, an otherwise idle machine, load average 1), two runs:
+4 pieces 70.8 / 75.9 s in all, fit 3.6e-7 / 4.4e-7 s/position; KPvKP 4.23 / 5.42 s, 1.3x
+the 4-piece rate (plan.py's en-passant factor was 6.1, from the loaded run); KQRvKR
+(split) 72.1 / 83.6 s against 59.7 s estimated; whole run 111.8 / 122.0 s, estimated
+144.6 s with the constants of 2026-12-01, 96.2 s with those of 2026-12-07.
 """
 
 from __future__ import annotations

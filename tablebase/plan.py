@@ -35,12 +35,15 @@ from .store.shards import table_complete
 __all__ = ["JobProgress", "Plan", "TablePlan", "plan_job", "table_seconds"]
 
 # Rates of this machine kind (2 cores, 24 GiB). Tasks: measured by `python
-# benchmarks/plan.py` on 2026-12-01 (every 3-4 piece table with 2 workers, each table's
-# seconds fitted as fixed + positions * rate per piece count; KvK..KPvK: 3 pieces, 5
-# tables; 4 pieces, 30 tables; the machine was shared, load average 3-4). Split tables:
+# benchmarks/plan.py` on 2026-12-07 (every 3-4 piece table with 2 workers, an otherwise
+# idle machine; each table's seconds fitted as TABLE_SECONDS + positions * rate per piece
+# count; KvK..KPvK: 3 pieces, 6 tables, 0.01-0.12 s each; 4 pieces, 29 tables without
+# KPvKP, 70.8 s in all). The rates of 2026-12-01 (4 pieces 6.4e-7, KPvKP 32.8 s) were
+# measured with the machine shared (load average 3-7). Split tables:
 # `python benchmarks/generate.py KQRvKR KRPvKR --workers 2 --no-rss` on 2026-12-03, an
 # otherwise idle machine: KQRvKR 63.3 s (242,221,056 positions: 5.2e-7 CPU-seconds a
-# position with the 4 s fixed below), KRPvKR 146.9 s (710,148,096: 4.0e-7). The run of
+# position with the 4 s fixed below), KRPvKR 146.9 s (710,148,096: 4.0e-7); KQRvKR took
+# 72.1 s in the run of 2026-12-07 (5.6e-7). The run of
 # 2026-12-02 (old code) of the 14 pawnless 5-piece tables of five.toml took 842 s in
 # all, 2.5x the 2.95e-7 that stood here, which had been measured on KQRvKR and KRPvKR
 # before the DTZ passes existed.
@@ -49,15 +52,15 @@ __all__ = ["JobProgress", "Plan", "TablePlan", "plan_job", "table_seconds"]
 TABLE_SECONDS = 0.05
 #: Seconds per position (index entry, both sides to move) of a table run whole in one
 #: task on one CPU, by piece count (more pieces: the largest known rate, a guess).
-TASK_SECONDS_PER_POSITION = {2: 0.0, 3: 4.8e-7, 4: 6.4e-7}
+TASK_SECONDS_PER_POSITION = {2: 0.0, 3: 4.8e-7, 4: 3.9e-7}
 #: CPU-seconds per position of a table split over partition actors: the run takes this
 #: over the number of workers, plus SPLIT_TABLE_SECONDS.
 SPLIT_SECONDS_PER_POSITION = {5: 4.6e-7}
 #: Seconds a split table costs whatever its size (actors, sub-table reads, barriers).
 SPLIT_TABLE_SECONDS = 4.0
 #: Factor on the rate of a table where both sides have pawns: its en-passant vertices
-#: (KPvKP measured 3.9e-6 s a position, 6.1 times the 4-piece rate; 5 pieces: assumed).
-EN_PASSANT_FACTOR = 6.1
+#: (KPvKP measured 4.23 s on 2026-12-07, 1.3 times the 4-piece rate; 5 pieces: assumed).
+EN_PASSANT_FACTOR = 1.3
 #: Bytes on disk per position (the shards, with DTZ), by piece count: every 3-4 piece
 #: table (169.6 M positions, 46.3 MB) and KQRvKR, KRPvKR (0.252, 0.246), 2026-12-03.
 DISK_BYTES_PER_POSITION = {2: 3.4, 3: 0.29, 4: 0.27, 5: 0.25}
@@ -141,14 +144,14 @@ class Plan:
 class JobProgress:
     """Where a run stands against its :class:`Plan`: tables done of all, positions in the
     tables done of all, and the time left: the plan's estimate, scaled by the time taken
-    over the plan's estimated seconds for the work done since the first table finished
-    (the kernels' compilation, which the first tables pay, is mostly before). The plan
+    over the plan's estimated seconds for the work done since the first tables finished,
+    one per worker (each worker compiles the kernels in its first table). The plan
     counts as if it had been seen for a quarter of the job (``PRIOR_SHARE``), so that a
     few small tables that still pay a compilation do not turn a 5-minute job's ETA into
     hours; an estimate off by a constant factor still converges to the right ETA.
 
     >>> from tablebase.config import JobConfig
-    >>> job = JobProgress(plan_job(JobConfig(materials=["KRvK"], workers=2, out="/nonexistent")))
+    >>> job = JobProgress(plan_job(JobConfig(materials=["KRvK"], workers=1, out="/nonexistent")))
     >>> job.table_done("KvK", now=4.0)
     >>> job.text("KRvK", 0.5, now=10.0)
     'job: 1 of 2 tables, 924 of 60,060 positions, ETA 3 s'
@@ -158,12 +161,13 @@ class JobProgress:
         self.tables = {t.material: t for t in plan.tables}
         self.total_seconds = sum(t.seconds for t in plan.tables)
         self.done: set[str] = set()
+        self.warm_after = min(plan.workers, len(plan.tables))  # tables done when every worker has compiled
         self.first_done: tuple[float, float] | None = None  # when, and the estimated seconds done then
 
     def table_done(self, material: str, now: float | None = None) -> None:
         if material in self.tables:
             self.done.add(material)
-            if self.first_done is None:
+            if self.first_done is None and len(self.done) >= self.warm_after:
                 now = time.perf_counter() if now is None else now
                 self.first_done = now, sum(self.tables[k].seconds for k in self.done)
 

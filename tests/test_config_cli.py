@@ -100,21 +100,27 @@ def test_cli_verify_fails_on_a_truncated_shard(tmp_path, capsys):
 
 
 def test_job_eta_leaves_out_the_first_tables_compilation():
-    """The first table pays the kernels' compilation: the ETA scales the plan's estimate by
-    the rate measured after it, not by the time since the start (which said 225 h for a
-    10-minute job), and before any table is done it is the plan's own estimate."""
+    """The first table of each worker pays the kernels' compilation: the ETA scales the
+    plan's estimate by the rate measured after them, not by the time since the start
+    (which said 225 h for a 10-minute job), and before then it is the plan's own estimate."""
     from tablebase.plan import PRIOR_SHARE, JobProgress, plan_job
-    plan = plan_job(JobConfig(materials=["KQvKR"], workers=2, out="/nonexistent"))
-    seconds = {t.material: t.seconds for t in plan.tables}
-    total = sum(seconds.values())
-    job = JobProgress(plan)
-    assert f"ETA {total:.0f} s" in job.text(now=0.0)
-    job.table_done("KvK", now=1000.0)  # a thousand seconds of compilation
-    job.table_done("KQvK", now=1000.0 + 2 * seconds["KQvK"])  # then twice the estimate
-    eta = job.text(now=1000.0 + 2 * seconds["KQvK"]).rsplit("ETA ", 1)[1]
-    prior = PRIOR_SHARE * total
-    rate = (2 * seconds["KQvK"] + prior) / (seconds["KQvK"] + prior)
-    assert eta == f"{(total - seconds['KvK'] - seconds['KQvK']) * rate:.0f} s"
+    for workers in (1, 2):
+        plan = plan_job(JobConfig(materials=["KQvKR"], workers=workers, out="/nonexistent"))
+        seconds = {t.material: t.seconds for t in plan.tables}
+        total = sum(seconds.values())
+        job = JobProgress(plan)
+        assert f"ETA {total:.0f} s" in job.text(now=0.0)
+        compiled = ["KvK", "KQvK"][:workers]  # a thousand seconds of compilation each
+        for i, key in enumerate(compiled):
+            job.table_done(key, now=1000.0 * (i + 1))
+        start = 1000.0 * workers
+        left = total - sum(seconds[k] for k in compiled)
+        assert job.text(now=start).endswith(f"ETA {left:.0f} s"), workers
+        job.table_done("KRvK", now=start + 200 * seconds["KRvK"])  # then 200 times the estimate
+        eta = job.text(now=start + 200 * seconds["KRvK"]).rsplit("ETA ", 1)[1]
+        prior = PRIOR_SHARE * total
+        rate = (200 * seconds["KRvK"] + prior) / (seconds["KRvK"] + prior)
+        assert eta == f"{(left - seconds['KRvK']) * rate:.0f} s", workers
 
 
 def test_job_eta_stays_near_the_truth_through_a_replayed_job():
