@@ -199,6 +199,22 @@ def test_partitions_count_the_bytes_they_route(tables_34):
     assert peaks(three)[0] == peaks(three)[1]  # one process: its peak is the node's
 
 
+def test_predecessors_are_routed_to_the_partitions_that_own_them():
+    """The routing kernel against numpy's masks (the slow twin): each partition gets its
+    predecessors, DTZ's won ones (``-y - 1``) by the slice of ``y``, in their order."""
+    from tablebase.generate.kernels import route_predecessors
+    rng = np.random.default_rng(7)
+    span, bounds = 1000, [0, 3, 4, 9, 12]  # partition p owns slices [bounds[p], bounds[p + 1])
+    owner = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    y = rng.integers(0, span * bounds[-1], 5000)
+    preds = np.where(rng.random(y.size) < 0.5, y, -y - 1)
+    grouped, at = route_predecessors(preds, owner, span, len(bounds) - 1)
+    dest = owner[np.where(preds < 0, -preds - 1, preds) // span]
+    for p in range(len(bounds) - 1):
+        assert np.array_equal(grouped[at[p]:at[p + 1]], preds[dest == p]), p
+    assert at[-1] == preds.size and len({int(n) for n in np.diff(at)}) > 1
+
+
 def test_an_actor_killed_during_init_is_replaced_and_the_table_finishes(tables_34, ray_local, tmp_path):
     """Ray streams each actor's init slice by slice to the driver (a Ray generator); an
     actor killed meanwhile is restarted, the table starts over and writes the undisturbed
