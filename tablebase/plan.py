@@ -37,7 +37,7 @@ __all__ = ["JobProgress", "Plan", "TablePlan", "plan_job", "table_seconds"]
 # Rates of this machine kind (2 cores, 24 GiB). Tasks: measured by `python
 # benchmarks/plan.py` on 2026-12-07 (every 3-4 piece table with 2 workers, an otherwise
 # idle machine; each table's seconds fitted as TABLE_SECONDS + positions * rate per piece
-# count; KvK..KPvK: 3 pieces, 6 tables, 0.01-0.12 s each; 4 pieces, 29 tables without
+# count; KvK..KPvK: 2-3 pieces, 6 tables, 0.01-0.12 s each; 4 pieces, 29 tables without
 # KPvKP, 70.8 s in all). The rates of 2026-12-01 (4 pieces 6.4e-7, KPvKP 32.8 s) were
 # measured with the machine shared (load average 3-7). Split tables:
 # `python benchmarks/generate.py KQRvKR KRPvKR --workers 2 --no-rss` on 2026-12-03, an

@@ -328,8 +328,8 @@ def route_predecessors(preds, owner, span, parts):
     """Group predecessors by the partition that owns them: ``preds`` (indices, or ``-y - 1``
     for DTZ's won ones) reordered so that partition ``p``'s are ``out[at[p]:at[p + 1]]``,
     each group in its order. ``owner[slice]`` is the partition of a slice of ``span``
-    indices. One array the size of ``preds``: numpy's masks and index arrays took about
-    six (0.5 GB at a KQRvKR partition's largest ply)."""
+    indices. One array the size of ``preds``, where numpy's masks and index arrays took
+    about six: at a KQRvKR partition's largest plies, a third of its peak memory."""
     at = np.zeros(parts + 1, dtype=np.int64)
     for y in preds:
         at[owner[(y ^ (y >> 63)) // span] + 1] += 1

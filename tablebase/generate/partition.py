@@ -443,9 +443,9 @@ class Partition:
                 remote.append(preds)
             preds = np.concatenate(remote) if len(remote) > 1 else remote[0] if remote else empty
             if len(preds):
-                grouped, at = K.route_predecessors(preds, self.owner, self.span, num_partitions)
+                grouped, starts = K.route_predecessors(preds, self.owner, self.span, num_partitions)
                 for p in range(num_partitions):
-                    out[p][1 - stm] = grouped[at[p]:at[p + 1]]
+                    out[p][1 - stm] = grouped[starts[p]:starts[p + 1]]
                 at = (self.metric, self.ply)
                 self.routed[at] = self.routed.get(at, 0) + preds.nbytes
         self.ep_due.pop(self.ply - 1, None)
